@@ -1,0 +1,64 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# rtrs-rs: RTRS and RNBD as Rust kernel modules.
+#
+#   make          build the modules (installs what is missing, builds the
+#                 test kernel once; both are cached)
+#   make run      boot a client and a server VM, map a remote disk, do IO
+#   make check    host unit tests, then the selftests in the VM pair
+#   make help     everything else
+#
+# Kbuild reads ./Kbuild, not this file, when it builds the modules.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := all
+
+export RTRS_CACHE ?= $(HOME)/.cache/rtrs-rs
+# The kernel's Rust needs a rustc whose sysroot has rust-src (Debian's
+# rustc-web). It is passed to the kernel build only: cargo keeps its own.
+KRUSTC ?= /usr/bin/rustc
+BUILD := $(CURDIR)/build
+# Options for the VM runner, e.g. make check T=rxe  (only tests matching 'rxe').
+T ?=
+
+kdir = $$(scripts/build-kernel)
+kmake = $(MAKE) -C "$(kdir)" M=$(CURDIR) RUSTC=$(KRUSTC) BINDGEN=$(RTRS_CACHE)/cargo/bin/bindgen
+
+.PHONY: all deps kernel modules check run clean help fmt fmtcheck
+
+all: modules
+
+deps:
+	@scripts/install-deps
+
+kernel: deps
+	@scripts/build-kernel >/dev/null
+
+modules: kernel
+	@$(kmake) modules
+	@mkdir -p $(BUILD)/modules
+	@find rtrs rnbd rust-bindings -name '*.ko' -exec cp -t $(BUILD)/modules {} + 2>/dev/null || true
+
+check: modules
+	scripts/run-tests --kdir "$(kdir)" --modules $(BUILD)/modules $(if $(T),--filter '$(T)')
+
+run: modules
+	scripts/vm --kdir "$(kdir)" --modules $(BUILD)/modules run scripts/demo.sh
+
+fmt:
+	rustfmt --edition 2021 --config-path .rustfmt.toml $$(git ls-files '*.rs')
+
+fmtcheck:
+	rustfmt --edition 2021 --config-path .rustfmt.toml --check $$(git ls-files '*.rs')
+
+clean:
+	-@kd=$$(scripts/build-kernel --path 2>/dev/null) && [ -d "$$kd" ] && $(MAKE) -C "$$kd" M=$(CURDIR) clean
+	rm -rf $(BUILD) target
+
+help:
+	@sed -n '3,12p' Makefile | sed 's/^# \{0,1\}//'
+	@echo "  make fmt | fmtcheck   rustfmt with the kernel's .rustfmt.toml"
+	@echo "  make CLIPPY=1         build with clippy, as the kernel does"
+	@echo "  make check T=<re>     only the selftests whose name matches <re>"
+	@echo "  RTRS_CACHE=<dir>      where the kernel, bindgen and initramfs are cached"

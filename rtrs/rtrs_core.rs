@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+
+//! RTRS core: the part of the RDMA transport that client and server share.
+//!
+//! The C `rtrs-core.ko` holds the IU, CQ/QP and heartbeat helpers and the
+//! address parsing that `rtrs-client` and `rtrs-server` (and, for the address
+//! helpers, RNBD) call. This module takes its place under the same name.
+
+use kernel::prelude::*;
+
+module! {
+    type: RtrsCore,
+    name: "rtrs_core",
+    author: "rtrs-rs developers",
+    description: "RDMA Transport Core",
+    license: "GPL",
+}
+
+struct RtrsCore;
+
+impl kernel::Module for RtrsCore {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        pr_info!("loaded (Rust)\n");
+        Ok(RtrsCore)
+    }
+}
+
+impl Drop for RtrsCore {
+    fn drop(&mut self) {
+        pr_info!("unloaded\n");
+    }
+}

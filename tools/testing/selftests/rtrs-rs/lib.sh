@@ -1,0 +1,167 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
+# Helpers for the rtrs-rs selftests, sourced by every test. Tests run in the
+# client guest; on_server runs commands in the server guest, which sources
+# this file too, so every helper here is available on both sides.
+#
+# Output is KTAP (Documentation/dev-tools/ktap.rst); the exit status follows
+# kselftest: 0 pass, 1 fail, 4 skip.
+
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+SELFTESTS=/opt/rtrs-rs/selftests
+MODDIR=/opt/rtrs-rs/modules
+SERVER_IP0=192.0.2.1
+CLIENT_IP0=192.0.2.2
+SERVER_IP1=198.51.100.1
+CLIENT_IP1=198.51.100.2
+KSFT_PASS=0
+KSFT_FAIL=1
+KSFT_SKIP=4
+
+ktap_n=0
+ktap_planned=0
+ktap_failed=0
+ktap_skipped=0
+
+ktap_plan() { # <number of test cases>
+	ktap_planned=$1
+	echo "KTAP version 1"
+	echo "1..$1"
+}
+
+diag() { echo "# $*"; }
+
+ok() {
+	ktap_n=$((ktap_n + 1))
+	echo "ok $ktap_n $*"
+}
+
+fail() {
+	ktap_n=$((ktap_n + 1))
+	ktap_failed=$((ktap_failed + 1))
+	echo "not ok $ktap_n $*"
+}
+
+skip() {
+	ktap_n=$((ktap_n + 1))
+	ktap_skipped=$((ktap_skipped + 1))
+	echo "ok $ktap_n $* # SKIP"
+}
+
+# check <description> <command...>: one test case, passing if the command does.
+check() {
+	local desc=$1
+	shift
+	if "$@"; then ok "$desc"; else fail "$desc"; fi
+}
+
+# Stop the test here: the remaining cases cannot run.
+bail() {
+	echo "Bail out! $*"
+	exit $KSFT_FAIL
+}
+
+# Exit with the kselftest status of the cases reported so far.
+ktap_finish() {
+	if [ "$ktap_n" != "$ktap_planned" ]; then
+		diag "planned $ktap_planned test cases, ran $ktap_n"
+		exit $KSFT_FAIL
+	fi
+	[ "$ktap_failed" = 0 ] || exit $KSFT_FAIL
+	[ "$ktap_skipped" != "$ktap_n" ] || [ "$ktap_n" = 0 ] || exit $KSFT_SKIP
+	exit $KSFT_PASS
+}
+
+# wait_for <seconds> <command...>: retry the command until it succeeds, with
+# a growing pause (0.1 s to 1 s) between tries. Fails after <seconds>.
+wait_for() {
+	local limit=$1 start=$SECONDS pause=0.1
+	shift
+	while ! "$@"; do
+		((SECONDS - start < limit)) || return 1
+		sleep $pause
+		case $pause in 0.1) pause=0.2 ;; 0.2) pause=0.5 ;; *) pause=1 ;; esac
+	done
+}
+
+# The peer channel: the rtrs.peer console port, served by the server's agent
+# (scripts/guest/agent). One request at a time; a lock directory serialises
+# callers from background jobs.
+_peer_lock() {
+	local holder
+	while ! mkdir /tmp/peer.lock 2>/dev/null; do
+		holder=$(cat /tmp/peer.lock/pid 2>/dev/null)
+		if [ -n "$holder" ] && ! kill -0 "$holder" 2>/dev/null; then
+			rm -rf /tmp/peer.lock
+			continue
+		fi
+		sleep 0.05
+	done
+	echo $BASHPID >/tmp/peer.lock/pid
+}
+
+# on_server [-t <seconds>] <script>: run <script> on the server guest with
+# this library sourced, print its output, return its status. The script is
+# killed after <seconds> (default 120) and then the status is 124; 255 means
+# the server did not answer at all.
+on_server() {
+	local tmo=120 id script line rc=255 verb tag data
+	if [ "$1" = -t ]; then
+		tmo=$2
+		shift 2
+	fi
+	id=$(cat /proc/sys/kernel/random/uuid)
+	script=$(printf '. %s/lib.sh\n%s\n' "$SELFTESTS" "$*" | base64 -w0)
+	_peer_lock
+	exec 7<>"$(cat /run/rtrs-peer-port)"
+	printf 'RUN %s %s %s\n' "$id" "$tmo" "$script" >&7
+	while IFS=' ' read -r -t $((tmo + 15)) verb tag data <&7; do
+		[ "$tag" = "$id" ] || continue
+		case "$verb" in
+		OUT) printf %s "$data" | base64 -d ;;
+		DONE)
+			rc=$data
+			break
+			;;
+		esac
+	done
+	exec 7>&-
+	rm -rf /tmp/peer.lock
+	return "$rc"
+}
+
+# Soft RoCE on the links of this guest: rxe0 on eth0, rxe1 on eth1, each
+# added once and waited on until its port is ACTIVE.
+rxe_port_active() { rdma link show "$1/1" 2>/dev/null | grep -q "state ACTIVE"; }
+
+rxe_up_local() {
+	local i
+	for i in 0 1; do
+		rdma link show "rxe$i/1" >/dev/null 2>&1 ||
+			rdma link add "rxe$i" type rxe netdev "eth$i" || return 1
+		wait_for 30 rxe_port_active "rxe$i" || return 1
+	done
+}
+
+# rxe_up: both guests.
+rxe_up() { rxe_up_local && on_server rxe_up_local; }
+
+# Modules: the C ones live in /lib/modules (modprobe), ours in $MODDIR.
+mod_loaded() { [ -d "/sys/module/$(echo "$1" | tr - _)" ]; }
+
+# Unload whatever rnbd/rtrs modules, C or ours, are loaded here, in
+# dependency order. For test cleanup; errors are ignored.
+unload_rnbd_rtrs() {
+	local m
+	for m in rnbd_client rnbd_server rtrs_client rtrs_server rtrs_core; do
+		mod_loaded $m && rmmod $m 2>/dev/null
+	done
+	return 0
+}
+
+# The path of the C module <name> of the running kernel.
+c_module() { modinfo -n "$1"; }
+
+# Messages that mean the kernel is unhappy; the runner also scans the
+# consoles for them after every test.
+dmesg_bad() { dmesg | grep -E 'WARNING:|BUG:|Oops|KASAN|lockdep|Call Trace'; }

@@ -1,0 +1,27 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Soft RoCE comes up on both links of both guests, and an RDMA WRITE
+# bandwidth test (perftest, over rdma_cm) runs from the client to the server.
+. "$(dirname "$0")/lib.sh"
+
+ktap_plan 4
+
+rxe_up || bail "rxe did not come up"
+check "client: rxe0 and rxe1 ACTIVE" eval 'rxe_port_active rxe0 && rxe_port_active rxe1'
+check "server: rxe0 and rxe1 ACTIVE" on_server 'rxe_port_active rxe0 && rxe_port_active rxe1'
+
+on_server 'killall ib_write_bw 2>/dev/null
+	ib_write_bw -d rxe0 -R -s 65536 -n 2000 >/tmp/ib_write_bw.srv 2>&1 &' ||
+	bail "cannot start the ib_write_bw server"
+sleep 1
+out=$(timeout 120 ib_write_bw -d rxe0 -R -s 65536 -n 2000 "$SERVER_IP0" 2>&1)
+rc=$?
+echo "$out" | sed 's/^/# /'
+check "ib_write_bw client exits 0" [ $rc = 0 ]
+# The result line: #bytes #iterations BW-peak[MB/sec] BW-average[MB/sec] MsgRate[Mpps]
+bw=$(echo "$out" | awk '$1 == 65536 && $2 == 2000 {print $4}')
+diag "BW average: ${bw:-none} MB/s"
+check "ib_write_bw reports a non-zero average bandwidth" \
+	awk -v bw="$bw" 'BEGIN { exit !(bw + 0 > 0) }'
+on_server 'killall ib_write_bw 2>/dev/null; true'
+ktap_finish
