@@ -8,6 +8,9 @@
 
 use kernel::prelude::*;
 
+#[path = "../rust-bindings/lib.rs"]
+mod rb;
+
 module! {
     type: RtrsCore,
     name: "rtrs_core",

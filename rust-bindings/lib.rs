@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+
+//! Safe Rust over the kernel C APIs that RTRS and RNBD need and that the
+//! kernel crate of 6.12 does not cover: rdma_cm, verbs, sysfs, module
+//! parameters, blk-mq and bios. This tree holds all the `unsafe` of rtrs-rs.
+//!
+//! It is not a crate of its own: every module includes it as `crate::rb`
+//! (`#[path = "../rust-bindings/lib.rs"] mod rb;`), so each `.ko` links a
+//! private copy of what it uses.
+
+#![allow(dead_code)]
+
+pub mod ffi;
