@@ -25,7 +25,7 @@ T ?=
 kdir = $$(scripts/build-kernel)
 kmake = $(MAKE) -C "$(kdir)" M=$(CURDIR) RUSTC=$(KRUSTC) BINDGEN=$(RTRS_CACHE)/cargo/bin/bindgen
 
-.PHONY: all deps kernel modules check run clean help fmt fmtcheck
+.PHONY: all deps kernel modules hosttest check run clean help fmt fmtcheck
 
 all: modules
 
@@ -40,8 +40,14 @@ modules: kernel
 	@mkdir -p $(BUILD)/modules
 	@find rtrs rnbd rust-bindings -name '*.ko' -exec cp -t $(BUILD)/modules {} + 2>/dev/null || true
 
-check: modules
+check: hosttest modules
 	scripts/run-tests --kdir "$(kdir)" --modules $(BUILD)/modules $(if $(T),--filter '$(T)')
+
+# The pure protocol code on the host: unit tests, and the kernel's lints
+# through clippy. cargo uses its own toolchain, not the kernel's rustc.
+hosttest:
+	env -u RUSTC cargo test --workspace --quiet
+	env -u RUSTC cargo clippy --workspace --all-targets --quiet -- -D warnings
 
 run: modules
 	scripts/vm --kdir "$(kdir)" --modules $(BUILD)/modules run scripts/demo.sh
