@@ -15,6 +15,7 @@
 #include <linux/scatterlist.h>
 #include <linux/sysfs.h>
 #include <linux/uuid.h>
+#include <rdma/ib_cm.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 

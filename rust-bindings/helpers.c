@@ -3,13 +3,103 @@
  * C shims for what bindgen cannot bind: static inline functions and
  * function-like macros. One line each, no logic. Bound to Rust by a bindgen
  * run over this file (see ../Kbuild), with the rb_helper_ prefix removed.
- * Every module links a private copy (helpers-<module>.o).
+ * Every module links a private copy (helpers-<module>.o), so KBUILD_MODNAME
+ * below is the calling module's.
  */
+#include <linux/gfp.h>
+#include <linux/mm.h>
+#include <linux/scatterlist.h>
+#include <linux/sched.h>
+#include <linux/spinlock.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
+/* linux/sched.h */
+
+struct task_struct *rb_helper_get_current(void) { return current; }
+
+/* rdma/rdma_cm.h */
+
+struct rdma_cm_id *rb_helper_rdma_create_id(struct net *net, rdma_cm_event_handler event_handler,
+					    void *context, enum rdma_ucm_port_space ps,
+					    enum ib_qp_type qp_type)
+{ return rdma_create_id(net, event_handler, context, ps, qp_type); }
+
+/* rdma/ib_verbs.h */
+
+bool rb_helper_ib_device_try_get(struct ib_device *dev) { return ib_device_try_get(dev); }
+
+struct ib_pd *rb_helper_ib_alloc_pd(struct ib_device *device, unsigned int flags)
+{ return ib_alloc_pd(device, flags); }
+
+void rb_helper_ib_dealloc_pd(struct ib_pd *pd) { ib_dealloc_pd(pd); }
+
+struct ib_cq *rb_helper_ib_alloc_cq(struct ib_device *dev, void *private, int nr_cqe,
+				    int comp_vector, enum ib_poll_context poll_ctx)
+{ return ib_alloc_cq(dev, private, nr_cqe, comp_vector, poll_ctx); }
+
+int rb_helper_ib_destroy_qp(struct ib_qp *qp) { return ib_destroy_qp(qp); }
+
 int rb_helper_ib_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 			   const struct ib_send_wr **bad_wr)
-{
-	return ib_post_send(qp, wr, bad_wr);
-}
+{ return ib_post_send(qp, wr, bad_wr); }
+
+int rb_helper_ib_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
+			   const struct ib_recv_wr **bad_wr)
+{ return ib_post_recv(qp, wr, bad_wr); }
+
+int rb_helper_ib_dereg_mr(struct ib_mr *mr) { return ib_dereg_mr(mr); }
+
+void rb_helper_ib_update_fast_reg_key(struct ib_mr *mr, u8 newkey)
+{ ib_update_fast_reg_key(mr, newkey); }
+
+u64 rb_helper_ib_dma_map_single(struct ib_device *dev, void *cpu_addr, size_t size,
+				enum dma_data_direction direction)
+{ return ib_dma_map_single(dev, cpu_addr, size, direction); }
+
+void rb_helper_ib_dma_unmap_single(struct ib_device *dev, u64 addr, size_t size,
+				   enum dma_data_direction direction)
+{ ib_dma_unmap_single(dev, addr, size, direction); }
+
+int rb_helper_ib_dma_mapping_error(struct ib_device *dev, u64 dma_addr)
+{ return ib_dma_mapping_error(dev, dma_addr); }
+
+int rb_helper_ib_dma_map_sg(struct ib_device *dev, struct scatterlist *sg, int nents,
+			    enum dma_data_direction direction)
+{ return ib_dma_map_sg(dev, sg, nents, direction); }
+
+void rb_helper_ib_dma_unmap_sg(struct ib_device *dev, struct scatterlist *sg, int nents,
+			       enum dma_data_direction direction)
+{ ib_dma_unmap_sg(dev, sg, nents, direction); }
+
+void rb_helper_ib_dma_sync_single_for_cpu(struct ib_device *dev, u64 addr, size_t size,
+					  enum dma_data_direction dir)
+{ ib_dma_sync_single_for_cpu(dev, addr, size, dir); }
+
+void rb_helper_ib_dma_sync_single_for_device(struct ib_device *dev, u64 addr, size_t size,
+					     enum dma_data_direction dir)
+{ ib_dma_sync_single_for_device(dev, addr, size, dir); }
+
+/* linux/gfp.h, linux/mm.h, linux/scatterlist.h */
+
+struct page *rb_helper_alloc_pages(gfp_t gfp, unsigned int order) { return alloc_pages(gfp, order); }
+
+void *rb_helper_page_address(const struct page *page) { return page_address(page); }
+
+void rb_helper_sg_set_page(struct scatterlist *sg, struct page *page, unsigned int len,
+			   unsigned int offset)
+{ sg_set_page(sg, page, len, offset); }
+
+dma_addr_t rb_helper_sg_dma_address(struct scatterlist *sg) { return sg_dma_address(sg); }
+
+unsigned int rb_helper_sg_dma_len(struct scatterlist *sg) { return sg_dma_len(sg); }
+
+/* linux/spinlock.h */
+
+void rb_helper_spin_lock_bh(spinlock_t *lock) { spin_lock_bh(lock); }
+
+void rb_helper_spin_unlock_bh(spinlock_t *lock) { spin_unlock_bh(lock); }
+
+/* linux/kernel.h */
+
+void rb_helper_might_sleep(void) { might_sleep(); }

@@ -5,9 +5,13 @@
 //! parameters, blk-mq and bios. This tree holds all the `unsafe` of rtrs-rs.
 //!
 //! It is not a crate of its own: every module includes it as `crate::rb`
-//! (`#[path = "../rust-bindings/lib.rs"] mod rb;`), so each `.ko` links a
+//! (`#[path = "../rust-bindings/lib.rs"] pub mod rb;`), so each `.ko` links a
 //! private copy of what it uses.
 
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports, unused_macros)]
 
+pub mod errno;
 pub mod ffi;
+pub mod kvec;
+pub mod rdma;
+pub mod sync;

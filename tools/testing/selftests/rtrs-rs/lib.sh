@@ -165,3 +165,8 @@ c_module() { modinfo -n "$1"; }
 # Messages that mean the kernel is unhappy; the runner also scans the
 # consoles for them after every test.
 dmesg_bad() { dmesg | grep -E 'WARNING:|BUG:|Oops|KASAN|lockdep|Call Trace'; }
+
+# Kernel log since a marker: kmsg_mark <tag> writes one, kmsg_since <tag>
+# prints what came after the last one.
+kmsg_mark() { echo "rtrs-rs: mark $1" >/dev/kmsg; }
+kmsg_since() { dmesg | sed -n "/rtrs-rs: mark $1\$/,\$p"; }

@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+
+//! RDMA: the rdma_cm and verbs abstractions RTRS is built on.
+//!
+//! See `Documentation/design/bindings.md` ("The completion rule") for how a
+//! posted work request stays valid until it completes: everything it points
+//! at is owned by the connection's handler `H`, which the [`cm::CmId`] keeps
+//! alive until its QP is drained and destroyed.
+
+pub mod addr;
+pub mod cm;
+pub mod cq;
+pub mod device;
+pub mod dma;
+pub mod mr;
+pub mod pd;
+pub mod wr;
+
+pub use addr::SockAddr;
+pub use cm::{CmEvent, CmHandler, CmId, CmIdRef, ConnParam, ConnectRequest, ListenHandler, Listener};
+pub use cq::{Cqe, CqeHandler, PollContext, Wc, WcOpcode};
+pub use device::{Device, DeviceRef};
+pub use dma::{DmaAddr, DmaBuf, DmaDirection};
+pub use mr::Mr;
+pub use pd::Pd;
+pub use wr::{Access, RecvWr, SendFlags, SendOp, SendWr, Sge};
