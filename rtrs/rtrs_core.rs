@@ -4,12 +4,22 @@
 //!
 //! The C `rtrs-core.ko` holds the IU, CQ/QP and heartbeat helpers and the
 //! address parsing that `rtrs-client` and `rtrs-server` (and, for the address
-//! helpers, RNBD) call. This module takes its place under the same name.
+//! helpers, RNBD) call. This module takes its place under the same name and
+//! exports the same address functions; the shared transport code is compiled
+//! into the client and server modules instead (`rtrs/common/`).
 
 use kernel::prelude::*;
 
 #[path = "../rust-bindings/lib.rs"]
 pub mod rb;
+
+#[path = "proto/mod.rs"]
+pub mod proto;
+
+pub mod common;
+
+#[path = "core/api.rs"]
+mod api;
 
 module! {
     type: RtrsCore,
@@ -18,6 +28,8 @@ module! {
     description: "RDMA Transport Core",
     license: "GPL",
 }
+
+rb::rtrs_api::core::export_rtrs_core!(api::Core);
 
 struct RtrsCore;
 

@@ -8,6 +8,7 @@
  */
 #include <linux/gfp.h>
 #include <linux/mm.h>
+#include <linux/netdevice.h>
 #include <linux/scatterlist.h>
 #include <linux/sched.h>
 #include <linux/spinlock.h>
@@ -103,3 +104,7 @@ void rb_helper_spin_unlock_bh(spinlock_t *lock) { spin_unlock_bh(lock); }
 /* linux/kernel.h */
 
 void rb_helper_might_sleep(void) { might_sleep(); }
+
+/* linux/netdevice.h */
+
+void rb_helper_dev_put(struct net_device *dev) { dev_put(dev); }

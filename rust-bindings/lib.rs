@@ -13,5 +13,7 @@
 pub mod errno;
 pub mod ffi;
 pub mod kvec;
+pub mod net;
 pub mod rdma;
+pub mod rtrs_api;
 pub mod sync;
