@@ -35,8 +35,13 @@ deps:
 kernel: deps
 	@scripts/build-kernel >/dev/null
 
+# Warnings are errors: rustc's and gcc's by flag, objtool's by inspection
+# (6.12's objtool has no --Werror).
 modules: kernel
-	@$(kmake) modules
+	@mkdir -p $(BUILD)
+	@$(kmake) KRUSTFLAGS=-Dwarnings KCFLAGS=-Werror modules 2>&1 | tee $(BUILD)/modules.log
+	@if grep -q 'objtool: .*warning\|warning: objtool' $(BUILD)/modules.log; then \
+		echo "make: objtool warnings above; they are errors here" >&2; exit 1; fi
 	@mkdir -p $(BUILD)/modules
 	@find rtrs rnbd rust-bindings -name '*.ko' -exec cp -t $(BUILD)/modules {} + 2>/dev/null || true
 

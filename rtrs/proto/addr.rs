@@ -355,13 +355,11 @@ fn fmt_ipv4(f: &mut dyn fmt::Write, a: &[u8; 4]) -> fmt::Result {
 
 /// `%pI6`: eight groups of four lower-case hex digits, no compression.
 fn fmt_ipv6_full(f: &mut dyn fmt::Write, a: &[u8; 16]) -> fmt::Result {
-    for (i, w) in a.chunks_exact(2).enumerate() {
-        if i > 0 {
+    for (i, b) in a.iter().enumerate() {
+        if i > 0 && i % 2 == 0 {
             f.write_str(":")?;
         }
-        for b in w {
-            write!(f, "{b:02x}")?;
-        }
+        write!(f, "{b:02x}")?;
     }
     Ok(())
 }
@@ -370,10 +368,9 @@ fn fmt_ipv6_full(f: &mut dyn fmt::Write, a: &[u8; 16]) -> fmt::Result {
 /// zero groups (the first of equal runs) becomes `::`, groups lose leading
 /// zeros, and v4-mapped and ISATAP addresses end in dotted IPv4.
 fn fmt_ipv6_compressed(f: &mut dyn fmt::Write, a: &[u8; 16]) -> fmt::Result {
-    let mut words = [0u16; 8];
-    for (w, b) in words.iter_mut().zip(a.chunks_exact(2)) {
-        *w = u16::from_be_bytes([b[0], b[1]]);
-    }
+    // Index arithmetic, not `chunks_exact`: its runtime divisor leaves a
+    // division-by-zero panic path that 6.12's objtool does not know.
+    let words: [u16; 8] = core::array::from_fn(|i| u16::from_be_bytes([a[2 * i], a[2 * i + 1]]));
     let v4_mapped = words[..5] == [0; 5] && words[5] == 0xffff;
     let isatap = (a[8] | 0x02) == 0x02 && a[9] == 0 && a[10] == 0x5e && a[11] == 0xfe;
     let use_v4 = v4_mapped || isatap;

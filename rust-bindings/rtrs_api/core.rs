@@ -137,7 +137,8 @@ macro_rules! export_rtrs_core {
 pub(crate) use export_rtrs_core;
 
 /// Calls into whichever `rtrs-core` is loaded (ours or the C one): what RNBD
-/// and the tests use.
+/// and the tests use. `#[inline]`, so that only modules that call them get
+/// the symbol references (and the dependency on `rtrs-core`).
 pub mod import {
     use crate::rb::ffi;
     use crate::rb::rdma::SockAddr;
@@ -145,6 +146,7 @@ pub mod import {
 
     /// `rtrs_addr_to_sockaddr`: `(src, dst)` of a path string. A `CStr`,
     /// since the C implementation looks for separators with `strchr`.
+    #[inline]
     pub fn addr_to_sockaddr(s: &CStr, port: u16) -> Result<(Option<SockAddr>, SockAddr)> {
         // SAFETY: all-zero is a valid storage.
         let mut src: ffi::__kernel_sockaddr_storage = unsafe { core::mem::zeroed() };
@@ -163,6 +165,7 @@ pub mod import {
     }
 
     /// `sockaddr_to_str` into `buf`; returns its result (bytes written).
+    #[inline]
     pub fn sockaddr_to_str(a: &SockAddr, buf: &mut [u8]) -> i32 {
         let mut a = *a;
         // SAFETY: `a` is a valid address, `buf` has `buf.len()` bytes.
@@ -170,6 +173,7 @@ pub mod import {
     }
 
     /// `rtrs_addr_to_str` of `src@dst` into `buf`; returns its result.
+    #[inline]
     pub fn addr_to_str(src: &SockAddr, dst: &SockAddr, buf: &mut [u8]) -> i32 {
         let (mut s, mut d) = (*src, *dst);
         let addr = ffi::rtrs_addr { src: s.as_mut_ptr().cast(), dst: d.as_mut_ptr().cast() };
