@@ -12,6 +12,8 @@
 #include <linux/scatterlist.h>
 #include <linux/sched.h>
 #include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <linux/jiffies.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
@@ -108,3 +110,22 @@ void rb_helper_might_sleep(void) { might_sleep(); }
 /* linux/netdevice.h */
 
 void rb_helper_dev_put(struct net_device *dev) { dev_put(dev); }
+
+/* linux/spinlock.h: irqsave */
+
+unsigned long rb_helper_spin_lock_irqsave(spinlock_t *lock)
+{ unsigned long flags; spin_lock_irqsave(lock, flags); return flags; }
+
+void rb_helper_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
+{ spin_unlock_irqrestore(lock, flags); }
+
+/* linux/workqueue.h */
+
+void rb_helper_init_delayed_work(struct delayed_work *dwork, work_func_t func)
+{ INIT_DELAYED_WORK(dwork, func); }
+
+unsigned long rb_helper_msecs_to_jiffies(unsigned int m) { return msecs_to_jiffies(m); }
+
+bool rb_helper_queue_delayed_work(struct workqueue_struct *wq, struct delayed_work *dwork,
+				  unsigned long delay)
+{ return queue_delayed_work(wq, dwork, delay); }

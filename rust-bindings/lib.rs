@@ -17,3 +17,4 @@ pub mod net;
 pub mod rdma;
 pub mod rtrs_api;
 pub mod sync;
+pub mod workqueue;
