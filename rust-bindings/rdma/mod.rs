@@ -8,6 +8,7 @@
 //! alive until its QP is drained and destroyed.
 
 pub mod addr;
+pub mod chunk;
 pub mod cm;
 pub mod cq;
 pub mod device;

@@ -24,7 +24,8 @@ mod common;
 use common::{Kind, Msg, CHUNK, HELLO, IMM_PING, IMM_WRITTEN, LIVE, MSG, NCHUNKS, NRECV, WELCOME};
 use rb::rdma::cm::QpAttr;
 use rb::rdma::cq::impl_has_cqe;
-use rb::rdma::mr::{Chunks, DmaMappedSg};
+use rb::rdma::chunk::{ChunkMap, ChunkPages};
+use rb::rdma::mr::DmaMappedSg;
 use rb::rdma::{
     Access, CmEvent, CmHandler, CmId, CmIdRef, ConnParam, ConnectRequest, Cqe, CqeHandler, DmaBuf,
     DmaDirection, ListenHandler, Listener, Mr, Pd, PollContext, RecvWr, SendFlags, SendOp, SendWr,
@@ -64,7 +65,8 @@ impl_has_cqe!(impl HasCqe<0> for RecvIu { self.cqe });
 struct SrvConn {
     ctx: Arc<Ctx>,
     pd: Arc<Pd>,
-    chunks: Chunks,
+    chunks: Arc<ChunkPages>,
+    map: ChunkMap,
     mr: Mr,
     recv: KVec<RecvIu>,
     #[pin]
@@ -308,7 +310,7 @@ impl Ctx {
     fn new_conn(ctx: Arc<Ctx>, req: &ConnectRequest<'_>) -> Result<Arc<SrvConn>> {
         let dev = req.device();
         let pd = Arc::new(Pd::new(dev, 0)?, GFP_KERNEL)?;
-        let mut chunks = Chunks::new(&pd, NCHUNKS, CHUNK, DmaDirection::Bidirectional)?;
+        let mut chunks = ChunkPages::new(NCHUNKS, CHUNK)?;
         // The server's own data, for the client to read back.
         let mut b = [0u8; 256];
         let mut off = 0;
@@ -319,10 +321,12 @@ impl Ctx {
             chunks.write(common::SRV_OFF / CHUNK, off, &b)?;
             off += b.len();
         }
+        let chunks = Arc::new(chunks, GFP_KERNEL)?;
+        let map = ChunkMap::new(&pd, &chunks, 0, NCHUNKS)?;
         let mr = Mr::new(&pd, NCHUNKS * (CHUNK / 4096) as u32)?;
-        let n = mr.map_sg(&chunks, chunks.dma_nents(), CHUNK as u32)?;
-        if n != chunks.dma_nents() {
-            pr_err!("MR mapped {} of {} entries\n", n, chunks.dma_nents());
+        let n = mr.map_sg(&map, map.dma_nents(), CHUNK as u32)?;
+        if n != map.dma_nents() {
+            pr_err!("MR mapped {} of {} entries\n", n, map.dma_nents());
             return Err(EINVAL);
         }
         let mut recv = KVec::with_capacity(NRECV, GFP_KERNEL)?;
@@ -336,6 +340,7 @@ impl Ctx {
                 ctx,
                 pd,
                 chunks,
+                map,
                 mr,
                 recv,
                 send <- new_spinlock_bh!(send, "rb_test_srv_send"),

@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+
+//! Chunks: physically contiguous blocks of pages that an RTRS server lends
+//! its clients, one per outstanding IO. [`ChunkPages`] owns the pages (one
+//! set per session); a [`ChunkMap`] maps a range of them for DMA on one
+//! path's device, in a scatterlist an MR can register.
+
+use super::dma::{DmaAddr, DmaDirection};
+use super::device::DeviceRef;
+use super::mr::DmaMappedSg;
+use super::pd::Pd;
+use crate::rb::ffi;
+use core::ptr::NonNull;
+use kernel::alloc::{flags::GFP_KERNEL, KBox, KVec};
+use kernel::prelude::*;
+use kernel::sync::Arc;
+
+/// `nr` chunks of `2^order` pages each.
+///
+/// # Invariants
+///
+/// `pages` holds `nr` live allocations of order `order`, lowmem (so they
+/// have a kernel address), freed only in `Drop`. Their memory is only
+/// accessed through raw pointers: the device and the block layer may use it
+/// at any time.
+pub struct ChunkPages {
+    pages: KVec<NonNull<ffi::page>>,
+    order: u32,
+}
+
+// SAFETY: the pages are owned; CPU access is by raw copies only, writes need
+// `&mut self` or go through a handle whose user owns the chunk (see `Chunk`).
+unsafe impl Send for ChunkPages {}
+// SAFETY: as above.
+unsafe impl Sync for ChunkPages {}
+
+impl ChunkPages {
+    /// Allocates `nr` chunks of `chunk_size` bytes, a power of two of at
+    /// least a page. The memory is not zeroed, as in the C RTRS.
+    pub fn new(nr: u32, chunk_size: usize) -> Result<Self> {
+        if nr == 0 || !chunk_size.is_power_of_two() || chunk_size < kernel::page::PAGE_SIZE {
+            return Err(EINVAL);
+        }
+        let order = (chunk_size / kernel::page::PAGE_SIZE).trailing_zeros();
+        let mut this = Self { pages: KVec::with_capacity(nr as usize, GFP_KERNEL)?, order };
+        for _ in 0..nr {
+            // SAFETY: a plain page allocation.
+            let p = unsafe { ffi::alloc_pages(kernel::bindings::GFP_KERNEL, order) };
+            let p = NonNull::new(p).ok_or(ENOMEM)?;
+            if let Err(e) = this.pages.push(p, GFP_KERNEL) {
+                // SAFETY: just allocated with this order, not stored.
+                unsafe { ffi::__free_pages(p.as_ptr(), order) };
+                return Err(e.into());
+            }
+        }
+        // INVARIANT: `nr` chunks of order `order` (`Drop` frees what was
+        // allocated if this failed half way).
+        Ok(this)
+    }
+
+    /// Number of chunks.
+    pub fn len(&self) -> usize {
+        self.pages.len()
+    }
+
+    /// Always false.
+    pub fn is_empty(&self) -> bool {
+        self.pages.is_empty()
+    }
+
+    /// Size of one chunk in bytes.
+    pub fn chunk_size(&self) -> usize {
+        kernel::page::PAGE_SIZE << self.order
+    }
+
+    fn ptr(&self, idx: usize, off: usize, len: usize) -> Result<*mut u8> {
+        let p = self.pages.get(idx).ok_or(EINVAL)?;
+        match off.checked_add(len) {
+            Some(end) if end <= self.chunk_size() => {}
+            _ => return Err(EINVAL),
+        }
+        // SAFETY: a live lowmem page block; `off + len` within it.
+        Ok(unsafe { ffi::page_address(p.as_ptr()).cast::<u8>().add(off) })
+    }
+
+    /// The kernel address of chunk `idx`, for a C user of the RTRS API
+    /// (`rdma_ev` hands it the chunk as a pointer).
+    pub(crate) fn kernel_addr(&self, idx: usize) -> Result<*mut u8> {
+        self.ptr(idx, 0, 0)
+    }
+
+    /// Copies bytes of chunk `idx` at `off` into `dst`.
+    pub fn read(&self, idx: usize, off: usize, dst: &mut [u8]) -> Result {
+        let src = self.ptr(idx, off, dst.len())?;
+        // SAFETY: in bounds (checked), no overlap, no reference to chunk
+        // memory is created (the device may write it concurrently).
+        unsafe { core::ptr::copy_nonoverlapping(src, dst.as_mut_ptr(), dst.len()) };
+        Ok(())
+    }
+
+    /// Copies `src` into chunk `idx` at `off`.
+    pub fn write(&mut self, idx: usize, off: usize, src: &[u8]) -> Result {
+        let dst = self.ptr(idx, off, src.len())?;
+        // SAFETY: in bounds, no overlap; `&mut self` excludes CPU races.
+        unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()) };
+        Ok(())
+    }
+}
+
+impl Drop for ChunkPages {
+    fn drop(&mut self) {
+        for p in self.pages.iter() {
+            // SAFETY: allocated with this order and freed only here; every
+            // mapping of them holds an `Arc<ChunkPages>` and is gone.
+            unsafe { ffi::__free_pages(p.as_ptr(), self.order) };
+        }
+    }
+}
+
+/// Chunks `first..first + count` of a [`ChunkPages`], one scatterlist entry
+/// each, mapped for DMA on a PD's device (`DMA_BIDIRECTIONAL`, as RTRS).
+///
+/// # Invariants
+///
+/// `sgt` has `count` entries over the chunks, of which `nents` are mapped on
+/// `dev`; unmapped and freed only in `Drop`; `pages` keeps the chunks.
+pub struct ChunkMap {
+    sgt: KBox<ffi::sg_table>,
+    count: u32,
+    nents: u32,
+    first: u32,
+    pages: Arc<ChunkPages>,
+    dev: DeviceRef,
+}
+
+// SAFETY: the table and mapping may be used from any thread; nothing is
+// mutated after construction.
+unsafe impl Send for ChunkMap {}
+// SAFETY: as above.
+unsafe impl Sync for ChunkMap {}
+
+impl ChunkMap {
+    /// Maps chunks `first..first + count` of `pages` on `pd`'s device.
+    pub fn new(pd: &Pd, pages: &Arc<ChunkPages>, first: u32, count: u32) -> Result<Self> {
+        let end = first.checked_add(count).ok_or(EINVAL)?;
+        if count == 0 || end as usize > pages.len() {
+            return Err(EINVAL);
+        }
+        let dev = pd.device().get().ok_or(ENODEV)?;
+        // SAFETY: all-zero is a valid empty `sg_table`.
+        let mut sgt: KBox<ffi::sg_table> = KBox::new(unsafe { core::mem::zeroed() }, GFP_KERNEL)?;
+        // SAFETY: `sgt` is a zeroed table we own.
+        kernel::error::to_result(unsafe {
+            ffi::sg_alloc_table(&mut *sgt, count, kernel::bindings::GFP_KERNEL)
+        })?;
+        let size = pages.chunk_size() as u32;
+        let mut sg = sgt.sgl;
+        for p in &pages.pages[first as usize..end as usize] {
+            // SAFETY: `sg` walks the `count` entries of the table just
+            // allocated; `p` is a live chunk of `size` bytes.
+            unsafe {
+                ffi::sg_set_page(sg, p.as_ptr(), size, 0);
+                sg = ffi::sg_next(sg);
+            }
+        }
+        let dir = DmaDirection::Bidirectional.raw();
+        // SAFETY: the entries describe live pages; the device is held.
+        let nents = unsafe { ffi::ib_dma_map_sg(dev.as_raw(), sgt.sgl, count as i32, dir) };
+        if nents <= 0 {
+            // SAFETY: our table, not mapped.
+            unsafe { ffi::sg_free_table(&mut *sgt) };
+            return Err(ENOMEM);
+        }
+        // INVARIANT: a table over the chunks, `nents` entries mapped.
+        Ok(Self { sgt, count, nents: nents as u32, first, pages: pages.clone(), dev })
+    }
+
+    /// The bus address of each chunk, in order (what the server needs per
+    /// chunk), found by walking the mapped entries: the IOMMU may have merged
+    /// neighbours into one.
+    pub fn chunk_dma_addrs(&self, out: &mut KVec<DmaAddr>) -> Result {
+        let size = self.pages.chunk_size() as u64;
+        let mut sg = self.sgt.sgl;
+        let mut got = 0u32;
+        for _ in 0..self.nents {
+            // SAFETY: `sg` is one of the `nents` mapped entries.
+            let (mut addr, len) = unsafe { (ffi::sg_dma_address(sg), u64::from(ffi::sg_dma_len(sg))) };
+            let end = addr + len;
+            while addr < end && got < self.count {
+                out.push(DmaAddr::from_mapping(addr), GFP_KERNEL)?;
+                addr += size;
+                got += 1;
+            }
+            // SAFETY: advancing within the table (at most `nents` steps).
+            sg = unsafe { ffi::sg_next(sg) };
+        }
+        if got != self.count {
+            return Err(EINVAL);
+        }
+        Ok(())
+    }
+
+    /// The chunks this maps: `first..first + count`.
+    pub fn range(&self) -> core::ops::Range<u32> {
+        self.first..self.first + self.count
+    }
+}
+
+// SAFETY: `sgt.sgl` has `nents` mapped entries for as long as `self` lives.
+unsafe impl DmaMappedSg for ChunkMap {
+    fn sgl(&self) -> *mut ffi::scatterlist {
+        self.sgt.sgl
+    }
+
+    fn dma_nents(&self) -> u32 {
+        self.nents
+    }
+}
+
+impl Drop for ChunkMap {
+    fn drop(&mut self) {
+        // SAFETY: mapped with `count` entries on `dev` (type invariant); the
+        // MRs over it belong to the same owner and are gone before it.
+        unsafe {
+            ffi::ib_dma_unmap_sg(
+                self.dev.as_raw(),
+                self.sgt.sgl,
+                self.count as i32,
+                DmaDirection::Bidirectional.raw(),
+            );
+            ffi::sg_free_table(&mut *self.sgt);
+        }
+    }
+}
