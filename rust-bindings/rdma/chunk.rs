@@ -129,6 +129,8 @@ pub struct ChunkMap {
     count: u32,
     nents: u32,
     first: u32,
+    /// Bus address of each chunk (`count` of them).
+    addrs: KVec<u64>,
     pages: Arc<ChunkPages>,
     dev: DeviceRef,
 }
@@ -172,31 +174,72 @@ impl ChunkMap {
             return Err(ENOMEM);
         }
         // INVARIANT: a table over the chunks, `nents` entries mapped.
-        Ok(Self { sgt, count, nents: nents as u32, first, pages: pages.clone(), dev })
+        let mut this = Self {
+            sgt,
+            count,
+            nents: nents as u32,
+            first,
+            addrs: KVec::with_capacity(count as usize, GFP_KERNEL)?,
+            pages: pages.clone(),
+            dev,
+        };
+        this.find_addrs()?;
+        Ok(this)
     }
 
-    /// The bus address of each chunk, in order (what the server needs per
-    /// chunk), found by walking the mapped entries: the IOMMU may have merged
-    /// neighbours into one.
-    pub fn chunk_dma_addrs(&self, out: &mut KVec<DmaAddr>) -> Result {
+    /// Records the bus address of each chunk, walking the mapped entries:
+    /// the IOMMU may have merged neighbours into one (as the C server does).
+    fn find_addrs(&mut self) -> Result {
         let size = self.pages.chunk_size() as u64;
         let mut sg = self.sgt.sgl;
-        let mut got = 0u32;
         for _ in 0..self.nents {
             // SAFETY: `sg` is one of the `nents` mapped entries.
             let (mut addr, len) = unsafe { (ffi::sg_dma_address(sg), u64::from(ffi::sg_dma_len(sg))) };
             let end = addr + len;
-            while addr < end && got < self.count {
-                out.push(DmaAddr::from_mapping(addr), GFP_KERNEL)?;
+            while addr < end && self.addrs.len() < self.count as usize {
+                self.addrs.push(addr, GFP_KERNEL)?;
                 addr += size;
-                got += 1;
             }
             // SAFETY: advancing within the table (at most `nents` steps).
             sg = unsafe { ffi::sg_next(sg) };
         }
-        if got != self.count {
+        if self.addrs.len() != self.count as usize {
             return Err(EINVAL);
         }
+        Ok(())
+    }
+
+    /// The bus address of chunk `chunk` (an index into the `ChunkPages`).
+    pub fn chunk_addr(&self, chunk: u32) -> Result<DmaAddr> {
+        let i = chunk.checked_sub(self.first).ok_or(EINVAL)?;
+        self.addrs.get(i as usize).map(|a| DmaAddr::from_mapping(*a)).ok_or(EINVAL)
+    }
+
+    /// Makes the device's writes to the first `len` bytes of chunk `chunk`
+    /// visible to the CPU.
+    pub fn sync_for_cpu(&self, chunk: u32, len: usize) -> Result {
+        let addr = self.chunk_addr(chunk)?;
+        if len > self.pages.chunk_size() {
+            return Err(EINVAL);
+        }
+        // SAFETY: a mapped chunk of at least `len` bytes on `dev`.
+        unsafe {
+            ffi::ib_dma_sync_single_for_cpu(self.dev.as_raw(), addr.get(), len, DmaDirection::Bidirectional.raw())
+        };
+        Ok(())
+    }
+
+    /// Makes the CPU's writes to the first `len` bytes of chunk `chunk`
+    /// visible to the device.
+    pub fn sync_for_device(&self, chunk: u32, len: usize) -> Result {
+        let addr = self.chunk_addr(chunk)?;
+        if len > self.pages.chunk_size() {
+            return Err(EINVAL);
+        }
+        // SAFETY: as above.
+        unsafe {
+            ffi::ib_dma_sync_single_for_device(self.dev.as_raw(), addr.get(), len, DmaDirection::Bidirectional.raw())
+        };
         Ok(())
     }
 

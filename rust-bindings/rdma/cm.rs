@@ -691,6 +691,19 @@ impl<H: CmHandler> CmIdRef<H> {
         })
     }
 
+    /// Moves the QP to the error state and waits until every work request
+    /// posted so far has completed (flushed); later posts complete at once
+    /// with a flush error. The CM id and QP stay. For a connection's close,
+    /// before its users are told; `Drop` drains anyway.
+    pub fn drain(&self) {
+        let _ = self.with_res(|res| {
+            // SAFETY: the QP is live (`with_res`); draining is allowed in
+            // process context at any time, and more than once.
+            unsafe { ffi::ib_drain_qp(res.qp.as_ptr()) };
+            Ok(())
+        });
+    }
+
     /// Polls a [`PollContext::Direct`] CQ, running up to `budget` completion
     /// handlers here (all if negative); returns how many ran.
     pub fn poll_cq(&self, budget: i32) -> Result<u32> {
@@ -914,15 +927,20 @@ unsafe extern "C" fn listen_event<L: ListenHandler>(
 }
 
 impl<L: ListenHandler> Listener<L> {
-    /// Listens on `addr` (a wildcard address listens on all devices) with a
-    /// backlog of `backlog` requests. `afonly`: for IPv6, whether to refuse
+    /// Listens on `addr` (a wildcard address listens on all devices; an
+    /// `AF_IB` one in the IB port space) with a backlog of `backlog` requests. `afonly`: for IPv6, whether to refuse
     /// IPv4-mapped connections.
     pub fn new(handler: Arc<L>, addr: &SockAddr, backlog: i32, afonly: Option<bool>) -> Result<Self> {
         let inner = NonNull::from(KBox::leak(KBox::new(
             ListenInner { state: HandlerState::default(), id: null_mut(), handler },
             GFP_KERNEL,
         )?));
-        let ps = ffi::rdma_ucm_port_space_RDMA_PS_TCP;
+        // Native IB addresses live in the IB port space, IP ones in TCP's.
+        let ps = if u32::from(addr.family()) == ffi::AF_IB {
+            ffi::rdma_ucm_port_space_RDMA_PS_IB
+        } else {
+            ffi::rdma_ucm_port_space_RDMA_PS_TCP
+        };
         // SAFETY: `inner` becomes the context of the new id, with the
         // matching trampoline; `init_net` is static.
         let id = unsafe {

@@ -10,6 +10,7 @@
 //! `EXPORT_SYMBOL` lines are in `rust-bindings/exports-<module>.c`.
 
 pub mod core;
+pub mod srv;
 
 use crate::rb::ffi;
 use ::core::fmt;

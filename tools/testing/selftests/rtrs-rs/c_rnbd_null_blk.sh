@@ -18,10 +18,8 @@ trap cleanup EXIT
 
 rxe_up || bail "rxe did not come up"
 unload_rnbd_rtrs
-on_server 'unload_rnbd_rtrs; rmmod null_blk 2>/dev/null
-	modprobe null_blk nr_devices=1 gb=1 memory_backed=1 &&
-	modprobe rnbd-server' || bail "server: cannot load null_blk and rnbd-server"
-modprobe rnbd-client || bail "cannot load rnbd-client"
+on_server srv_stack_load c || bail "server: cannot load null_blk and rnbd-server"
+clt_stack_load c || bail "cannot load rnbd-client"
 
 check "map_device sessname=$sess path=ip:$SERVER_IP0 device_path=/dev/nullb0" \
 	eval "echo 'sessname=$sess path=ip:$SERVER_IP0 device_path=/dev/nullb0' >/sys/class/rnbd-client/ctl/map_device"
@@ -32,12 +30,8 @@ diag "paths: $(ls /sys/class/rtrs-client/$sess/paths/)"
 check "size of rnbd0 equals nullb0 (1 GiB)" \
 	eval '[ "$(cat /sys/block/rnbd0/size)" = "$(on_server cat /sys/block/nullb0/size)" ]'
 
-out=$(fio --name=verify --filename=/dev/rnbd0 --ioengine=libaio --direct=1 \
-	--rw=randwrite --bs=64k --iodepth=16 --size=64M --verify=crc32c \
-	--verify_fatal=1 --do_verify=1 2>&1)
-rc=$?
-echo "$out" | grep -E 'IOPS=|err=|verify|error' | sed 's/^/# /'
-check "fio writes 64 MiB and verifies it with crc32c" [ $rc = 0 ]
+check "fio writes 64 MiB and verifies it with crc32c" \
+	fio_verify /dev/rnbd0 --rw=randwrite --bs=64k --iodepth=16 --size=64M
 
 check "unmap_device normal" eval 'echo normal >/sys/block/rnbd0/rnbd/unmap_device'
 check "/dev/rnbd0 is gone" wait_for 30 test ! -e /dev/rnbd0

@@ -170,3 +170,56 @@ dmesg_bad() { dmesg | grep -E 'WARNING:|BUG:|Oops|KASAN|lockdep|Call Trace'; }
 # prints what came after the last one.
 kmsg_mark() { echo "rtrs-rs: mark $1" >/dev/kmsg; }
 kmsg_since() { dmesg | sed -n "/rtrs-rs: mark $1\$/,\$p"; }
+
+# RNBD stacks, so that one test body runs on every pairing of C and Rust.
+# srv_stack_load <stack> [rtrs-server params]: on the server guest, exports
+# a memory-backed /dev/nullb0 (1 GiB) over RNBD with
+#   c      the C rnbd-server on the C rtrs-server
+#   rtrs   the C rnbd-server on our rtrs-server (and rtrs-core)
+srv_stack_load() {
+	local stack=$1
+	shift
+	unload_rnbd_rtrs
+	mod_loaded null_blk || modprobe null_blk nr_devices=1 gb=1 memory_backed=1 || return 1
+	case $stack in
+	c) modprobe rtrs-server "$@" && modprobe rnbd-server ;;
+	rtrs) insmod "$MODDIR/rtrs-core.ko" && insmod "$MODDIR/rtrs-server.ko" "$@" &&
+		insmod "$(c_module rnbd-server)" ;;
+	*) return 1 ;;
+	esac
+}
+
+# clt_stack_load <stack>: the client side, as above (c only, so far).
+clt_stack_load() {
+	unload_rnbd_rtrs
+	case $1 in
+	c) modprobe rnbd-client ;;
+	*) return 1 ;;
+	esac
+}
+
+# Whether the loaded module <name> is ours: out-of-tree modules carry the
+# O taint flag; the in-tree C ones do not. (modinfo resolves a name through
+# modules.dep, so it would name the C file whichever is loaded.)
+mod_is_ours() { grep -q O "/sys/module/$(echo "$1" | tr - _)/taint" 2>/dev/null; }
+
+# The modules a stack loaded, one line each, for the log.
+stack_files() {
+	local m
+	for m in rtrs_core rtrs_client rtrs_server rnbd_client rnbd_server; do
+		mod_loaded $m || continue
+		if mod_is_ours $m; then echo "$m: rtrs-rs (Rust)"; else echo "$m: in-tree C"; fi
+	done
+}
+
+# Runs fio with verification on <dev>; prints its summary lines as KTAP
+# diagnostics and returns its status. The rest of the arguments go to fio.
+fio_verify() {
+	local dev=$1 out rc
+	shift
+	out=$(fio --name=verify --filename="$dev" --ioengine=libaio --direct=1 \
+		--verify=crc32c --verify_fatal=1 --do_verify=1 "$@" 2>&1)
+	rc=$?
+	echo "$out" | grep -E 'IOPS=|err=|verify:|error|bad' | sed 's/^/# /'
+	return $rc
+}

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+
+//! RTRS server: the passive side of the RDMA transport. It lends each client
+//! session `sess_queue_depth` chunks of memory, which the client RDMA-writes
+//! its requests into; it hands them to the upper layer (RNBD) through the
+//! `rtrs.h` API and answers with immediate data, RDMA-writing read data back.
+//! Wire- and API-compatible with the C `rtrs-server.ko` of Linux 6.12.
+
+// `pin_init!` of a path, with its many fields, recurses deeply.
+#![recursion_limit = "256"]
+
+use kernel::prelude::*;
+
+#[path = "../rust-bindings/lib.rs"]
+pub mod rb;
+
+#[path = "proto/mod.rs"]
+pub mod proto;
+
+pub mod common;
+
+#[path = "server/mod.rs"]
+pub mod server;
+
+module! {
+    type: RtrsServer,
+    name: "rtrs_server",
+    author: "rtrs-rs developers",
+    description: "RDMA Transport Server",
+    license: "GPL",
+}
+
+rb::rtrs_api::srv::export_rtrs_srv!(server::Api);
+
+struct RtrsServer;
+
+impl kernel::Module for RtrsServer {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        let p = server::params::Params::get();
+        pr_info!(
+            "Loading module rtrs_server, proto {}: (max_chunk_size: {} (pure IO {}, headers {}) , sess_queue_depth: {}, always_invalidate: {})\n",
+            proto::msg::PROTO_VER_STRING,
+            p.max_chunk_size,
+            p.max_chunk_size - server::params::MAX_HDR_SIZE,
+            server::params::MAX_HDR_SIZE,
+            p.queue_depth,
+            p.always_invalidate as u8,
+        );
+        p.check()?;
+        Ok(RtrsServer)
+    }
+}

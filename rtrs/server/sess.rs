@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+
+//! A client session on the server (`struct rtrs_srv_sess`): the paths of one
+//! client session (same paths uuid), sharing one set of chunks.
+
+use super::ctx::Ctx;
+use super::params::Params;
+use super::path::{NameBuf, Path};
+use crate::proto::msg::Uuid;
+use crate::proto::state::SrvState;
+use crate::rb::rdma::chunk::ChunkPages;
+use crate::rb::rtrs_api::srv::{SrvLinkEv, UpperPriv};
+use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
+use kernel::prelude::*;
+use kernel::sync::{Arc, Mutex};
+use kernel::new_mutex;
+
+#[pin_data]
+pub(crate) struct Session {
+    pub(crate) ctx: Arc<Ctx>,
+    pub(crate) paths_uuid: Uuid,
+    pub(crate) queue_depth: u32,
+    /// The chunks, one per IO in flight, shared by all paths.
+    pub(crate) pages: Arc<ChunkPages>,
+    #[pin]
+    pub(crate) paths: Mutex<KVec<Arc<Path>>>,
+    /// Paths up (`paths_up`), under the link event lock.
+    #[pin]
+    pub(crate) paths_up: Mutex<u32>,
+    /// The upper layer's pointer for this session.
+    #[pin]
+    pub(crate) priv_: SpinLockIrq<UpperPriv>,
+}
+
+impl Session {
+    pub(crate) fn new(ctx: Arc<Ctx>, paths_uuid: Uuid, p: Params) -> Result<Arc<Self>> {
+        let pages = Arc::new(ChunkPages::new(p.queue_depth, p.max_chunk_size as usize)?, GFP_KERNEL)?;
+        Arc::pin_init(
+            pin_init!(Session {
+                ctx,
+                paths_uuid,
+                queue_depth: p.queue_depth,
+                pages,
+                paths <- new_mutex!(KVec::new(), "rtrs_srv_paths"),
+                paths_up <- new_mutex!(0, "rtrs_srv_paths_up"),
+                priv_ <- new_spinlock_irq!(UpperPriv::null(), "rtrs_srv_priv"),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// The name of a connected path (`rtrs_srv_get_path_name()`).
+    pub(crate) fn connected_path_name(&self) -> Option<NameBuf> {
+        self.paths
+            .lock()
+            .iter()
+            .find(|p| p.state() == SrvState::Connected)
+            .map(|p| p.name())
+    }
+
+    /// A path came up: the first one tells the upper layer, which may refuse.
+    pub(crate) fn path_up(self: &Arc<Self>) -> Result {
+        let mut up = self.paths_up.lock();
+        if *up == 0 {
+            let ret = self.ctx.upper.link_ev(self, SrvLinkEv::Connected, UpperPriv::null());
+            if ret != 0 {
+                return Err(Error::from_errno(if ret < 0 { ret } else { -(ret) }));
+            }
+        }
+        *up += 1;
+        Ok(())
+    }
+
+    /// An established path went down: the last one tells the upper layer.
+    pub(crate) fn path_down(self: &Arc<Self>) {
+        let mut up = self.paths_up.lock();
+        *up = up.saturating_sub(1);
+        if *up == 0 {
+            let priv_ = *self.priv_.lock();
+            self.ctx.upper.link_ev(self, SrvLinkEv::Disconnected, priv_);
+        }
+    }
+
+    /// Closes all paths (`close_paths()`).
+    pub(crate) fn close_paths(&self) {
+        let paths: KVec<Arc<Path>> = {
+            let p = self.paths.lock();
+            let mut v = KVec::new();
+            for path in p.iter() {
+                let _ = v.push(path.clone(), GFP_KERNEL);
+            }
+            v
+        };
+        for p in paths.iter() {
+            p.close();
+        }
+    }
+}

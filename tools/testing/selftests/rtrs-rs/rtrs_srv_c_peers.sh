@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# timeout=600
+# Our rtrs-server under the unmodified C rnbd-server, serving the C
+# rnbd-client on the C rtrs-client: the session connects, IO of every size
+# up to the largest (124 KiB with the default 128 KiB chunks) is written
+# and verified, random and sequential, at queue depth 1 and 64, and unmap
+# and unload leave both kernels clean. With always_invalidate (the default).
+. "$(dirname "$0")/lib.sh"
+
+sess=rs-srv
+ktap_plan 12
+cleanup() {
+	[ -e /sys/block/rnbd0/rnbd/unmap_device ] && echo force >/sys/block/rnbd0/rnbd/unmap_device
+	unload_rnbd_rtrs
+	on_server 'unload_rnbd_rtrs; rmmod null_blk 2>/dev/null; true'
+}
+trap cleanup EXIT
+
+rxe_up || bail "rxe did not come up"
+check "server: C rnbd-server loads on our rtrs-server" on_server srv_stack_load rtrs
+on_server stack_files | sed 's/^/# server| /'
+check "server: rtrs_server and rtrs_core are ours, rnbd_server is C" \
+	on_server 'mod_is_ours rtrs_server && mod_is_ours rtrs_core && ! mod_is_ours rnbd_server'
+clt_stack_load c || bail "cannot load the C client"
+stack_files | sed 's/^/# client| /'
+
+check "map_device over our server" \
+	eval "echo 'sessname=$sess path=ip:$SERVER_IP0 device_path=/dev/nullb0' >/sys/class/rnbd-client/ctl/map_device"
+check "/dev/rnbd0 appears" wait_for 60 test -b /dev/rnbd0
+check "the path is connected" \
+	wait_for 30 eval '[ "$(cat /sys/class/rtrs-client/$sess/paths/*/state)" = connected ]'
+check "capacity is the server's 1 GiB" \
+	eval '[ "$(cat /sys/block/rnbd0/size)" = "$(on_server cat /sys/block/nullb0/size)" ]'
+
+check "4k random writes, QD64, verified" fio_verify /dev/rnbd0 --rw=randwrite --bs=4k --iodepth=64 --size=16M
+check "124k (largest IO) sequential writes, QD16, verified" \
+	fio_verify /dev/rnbd0 --rw=write --bs=124k --iodepth=16 --size=62M --offset=64M
+check "mixed 4k-124k random read/write, QD1, verified" \
+	fio_verify /dev/rnbd0 --rw=randrw --bsrange=4k-124k --iodepth=1 --size=8M --offset=256M
+
+check "unmap_device" eval 'echo normal >/sys/block/rnbd0/rnbd/unmap_device'
+check "the client session goes away" wait_for 30 eval '! ls /sys/class/rtrs-client/$sess >/dev/null 2>&1'
+unload_rnbd_rtrs
+check "server: our rtrs-server unloads after the session closed" \
+	on_server 'wait_for 30 eval "rmmod rnbd_server && rmmod rtrs_server && rmmod rtrs_core"'
+ktap_finish
