@@ -11,6 +11,7 @@
 #include <linux/netdevice.h>
 #include <linux/scatterlist.h>
 #include <linux/sched.h>
+#include <linux/smp.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <linux/jiffies.h>
@@ -129,3 +130,7 @@ unsigned long rb_helper_msecs_to_jiffies(unsigned int m) { return msecs_to_jiffi
 bool rb_helper_queue_delayed_work(struct workqueue_struct *wq, struct delayed_work *dwork,
 				  unsigned long delay)
 { return queue_delayed_work(wq, dwork, delay); }
+
+/* linux/smp.h */
+
+unsigned int rb_helper_raw_smp_processor_id(void) { return raw_smp_processor_id(); }

@@ -10,6 +10,7 @@
 
 #![allow(dead_code, unused_imports, unused_macros)]
 
+pub mod cpu;
 pub mod errno;
 pub mod ffi;
 pub mod kvec;

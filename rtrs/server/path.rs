@@ -14,6 +14,7 @@ use crate::proto::msg::{
 };
 use crate::proto::state::SrvState;
 use crate::common::sockaddr::from_cm;
+use crate::common::{div, div_ceil, rem};
 use crate::rb::kvec::VecExt;
 use crate::rb::rdma::chunk::ChunkMap;
 use crate::rb::rdma::cm::QpAttr;
@@ -209,8 +210,8 @@ impl Path {
             (qd, 1)
         } else {
             let per = dev.attrs().max_fast_reg_page_list_len.max(1);
-            let n = qd.div_ceil(per);
-            (n, qd.div_ceil(n))
+            let n = div_ceil(qd, per);
+            (n, div_ceil(qd, n))
         };
         let mut mrs = KVec::with_capacity(mrs_num as usize, GFP_KERNEL)?;
         for i in 0..mrs_num {
@@ -318,7 +319,7 @@ impl Path {
 
     fn next_cq_vector(&self) -> u32 {
         let n = self.pd.device().num_comp_vectors();
-        let v = self.cq_vector.load(Ordering::Relaxed).wrapping_add(1) % n;
+        let v = rem(self.cq_vector.load(Ordering::Relaxed).wrapping_add(1), n);
         self.cq_vector.store(v, Ordering::Relaxed);
         v
     }
@@ -398,7 +399,7 @@ impl Path {
     }
 
     fn send_flags(&self, con: &Con) -> SendFlags {
-        if con.next_wr() % self.signal_interval == 0 {
+        if rem(con.next_wr(), self.signal_interval) == 0 {
             SendFlags::SIGNALED
         } else {
             SendFlags::empty()
@@ -417,7 +418,9 @@ impl Path {
     /// `process_io_req()`: a request arrived in chunk `id` at `off`.
     pub(crate) fn process_io_req(self: &Arc<Self>, conn: &CmIdRef<Con>, id: u32, off: u32) {
         let max_chunk = self.params().max_chunk_size;
-        let mr = &self.mrs[(id / self.chunks_per_mr) as usize];
+        let Some(mr) = self.mrs.get(div(id, self.chunks_per_mr) as usize) else {
+            return self.close_on_bad_id(id);
+        };
         let _ = mr.map.sync_for_cpu(id, max_chunk as usize);
         let mut hdr = [0u8; 8 + SgDesc::SIZE];
         let n = hdr.len().min((max_chunk - off) as usize);
@@ -487,6 +490,11 @@ impl Path {
             }
             self.finish(id);
         }
+    }
+
+    fn close_on_bad_id(self: &Arc<Self>, id: u32) {
+        pr_err!("{}: no chunk {}\n", self.name(), id);
+        self.close();
     }
 
     /// The IO ends: the slot lets the path go, and a close waiting for the
@@ -619,7 +627,7 @@ impl Path {
         let need_inval = st.rd_flags.load(Ordering::Relaxed) & u32::from(MSG_NEED_INVAL_F) != 0;
         let key = st.rd_key.load(Ordering::Relaxed);
         let write = SendOp::RdmaWrite { remote_addr: st.rd_addr.load(Ordering::Relaxed), rkey: key };
-        let mr = &self.mrs[(id / self.chunks_per_mr) as usize];
+        let mr = self.mrs.get(div(id, self.chunks_per_mr) as usize).ok_or(EINVAL)?;
         let data = [Sge::new(mr.map.chunk_addr(id)?, len, self.pd.local_dma_lkey())];
         let always = self.params().always_invalidate;
         let flags = self.send_flags(conn.handler());
