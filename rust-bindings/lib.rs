@@ -15,6 +15,8 @@ pub mod errno;
 pub mod ffi;
 pub mod kvec;
 pub mod net;
+pub mod once;
+pub mod random;
 pub mod rdma;
 pub mod rtrs_api;
 pub mod sync;

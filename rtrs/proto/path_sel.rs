@@ -139,6 +139,12 @@ impl RrCursor {
         RrCursor(None)
     }
 
+    /// A cursor whose last used path is `last` (how a caller that keeps the
+    /// cursor elsewhere, per CPU, hands it back).
+    pub const fn at(last: Option<usize>) -> Self {
+        Self(last)
+    }
+
     /// The index of the last used path.
     pub const fn get(&self) -> Option<usize> {
         self.0

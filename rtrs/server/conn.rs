@@ -111,7 +111,7 @@ impl Con {
         let h = id.handler();
         let buf = h.info_req.as_ref().ok_or(EINVAL)?;
         let sge = [Sge::new(buf.dma_addr(0)?, InfoReq::SIZE as u32, h.path.pd.local_dma_lkey())];
-        id.post_recv(|h: &Self| [RecvWr::new(&h.info_req_cqe, &sge)])
+        id.post_recv(|h: &Self| Ok([RecvWr::new(&h.info_req_cqe, &sge)]))
     }
 
     /// `rtrs_srv_rdma_done()` for a received immediate.
@@ -119,7 +119,7 @@ impl Con {
         let h = conn.handler();
         let path = &h.path;
         path.hb_received();
-        if let Err(e) = conn.post_recv(|h: &Self| [RecvWr::new(&h.io_cqe, &[])]) {
+        if let Err(e) = conn.post_recv(|h: &Self| Ok([RecvWr::new(&h.io_cqe, &[])])) {
             pr_err!("{}: rtrs_post_recv(), err: {}\n", path.name(), e.to_errno());
             path.close();
             return;
@@ -143,7 +143,7 @@ impl Con {
                     let rkey = mr.mr.rkey();
                     let i = id as usize;
                     let ret = conn.post_send(|h: &Self| {
-                        [SendWr::new(&h.path.mrs[i].inv_cqe, SendOp::LocalInv(rkey), &[], SendFlags::SIGNALED)]
+                        Ok([SendWr::new(&h.path.mrs[i].inv_cqe, SendOp::LocalInv(rkey), &[], SendFlags::SIGNALED)])
                     });
                     if let Err(e) = ret {
                         pr_err!("{}: posting LOCAL_INV, err: {}\n", path.name(), e.to_errno());

@@ -412,7 +412,7 @@ impl Path {
         h.sq_take_if_positive();
         let flags = self.send_flags(h);
         let op = SendOp::RdmaWriteWithImm { remote_addr: 0, rkey: 0, imm: imm.encode() };
-        conn.post_send(|h: &Con| [SendWr::new(&h.io_cqe, op, &[], flags)])
+        conn.post_send(|h: &Con| Ok([SendWr::new(&h.io_cqe, op, &[], flags)]))
     }
 
     /// `process_io_req()`: a request arrived in chunk `id` at `off`.
@@ -585,32 +585,32 @@ impl Path {
             if need_inval {
                 conn.post_send(|h: &Con| {
                     let mr = &h.path.mrs[i].mr;
-                    [
+                    Ok([
                         SendWr::new(&h.io_cqe, SendOp::SendWithInv(inv_key), &[], SendFlags::empty()),
                         SendWr::new(&h.reg_cqe, SendOp::RegMr { mr, access: reg_access }, &[], SendFlags::empty()),
                         SendWr::new(&h.io_cqe, imm_op, &sge, flags),
-                    ]
+                    ])
                 })
             } else {
                 conn.post_send(|h: &Con| {
                     let mr = &h.path.mrs[i].mr;
-                    [
+                    Ok([
                         SendWr::new(&h.reg_cqe, SendOp::RegMr { mr, access: reg_access }, &[], SendFlags::empty()),
                         SendWr::new(&h.io_cqe, imm_op, &sge, flags),
-                    ]
+                    ])
                 })
             }
         } else {
             let imm_op = SendOp::RdmaWriteWithImm { remote_addr: 0, rkey: 0, imm };
             if need_inval {
                 conn.post_send(|h: &Con| {
-                    [
+                    Ok([
                         SendWr::new(&h.io_cqe, SendOp::SendWithInv(inv_key), &[], SendFlags::empty()),
                         SendWr::new(&h.io_cqe, imm_op, &[], flags),
-                    ]
+                    ])
                 })
             } else {
-                conn.post_send(|h: &Con| [SendWr::new(&h.io_cqe, imm_op, &[], flags)])
+                conn.post_send(|h: &Con| Ok([SendWr::new(&h.io_cqe, imm_op, &[], flags)]))
             }
         }
     }
@@ -642,36 +642,36 @@ impl Path {
             if need_inval {
                 conn.post_send(|h: &Con| {
                     let mr = &h.path.mrs[i].mr;
-                    [
+                    Ok([
                         SendWr::new(&h.io_cqe, write, &data, none),
                         SendWr::new(&h.reg_cqe, SendOp::RegMr { mr, access: reg_access }, &[], none),
                         SendWr::new(&h.io_cqe, SendOp::SendWithInv(key), &[], none),
                         SendWr::new(&h.io_cqe, imm_op, &sge, flags),
-                    ]
+                    ])
                 })
             } else {
                 conn.post_send(|h: &Con| {
                     let mr = &h.path.mrs[i].mr;
-                    [
+                    Ok([
                         SendWr::new(&h.io_cqe, write, &data, none),
                         SendWr::new(&h.reg_cqe, SendOp::RegMr { mr, access: reg_access }, &[], none),
                         SendWr::new(&h.io_cqe, imm_op, &sge, flags),
-                    ]
+                    ])
                 })
             }
         } else {
             let imm_op = SendOp::RdmaWriteWithImm { remote_addr: 0, rkey: 0, imm };
             if need_inval {
                 conn.post_send(|h: &Con| {
-                    [
+                    Ok([
                         SendWr::new(&h.io_cqe, write, &data, none),
                         SendWr::new(&h.io_cqe, SendOp::SendWithInv(key), &[], none),
                         SendWr::new(&h.io_cqe, imm_op, &[], flags),
-                    ]
+                    ])
                 })
             } else {
                 conn.post_send(|h: &Con| {
-                    [SendWr::new(&h.io_cqe, write, &data, none), SendWr::new(&h.io_cqe, imm_op, &[], flags)]
+                    Ok([SendWr::new(&h.io_cqe, write, &data, none), SendWr::new(&h.io_cqe, imm_op, &[], flags)])
                 })
             }
         }
@@ -693,7 +693,7 @@ impl Path {
             let n = if cid == 0 { SERVICE_CON_QUEUE_DEPTH } else { self.sess.queue_depth };
             self.with_con(cid, |conn| {
                 for _ in 0..n {
-                    conn.post_recv(|h: &Con| [RecvWr::new(&h.io_cqe, &[])])?;
+                    conn.post_recv(|h: &Con| Ok([RecvWr::new(&h.io_cqe, &[])]))?;
                 }
                 Ok(())
             })
@@ -731,7 +731,7 @@ impl Path {
         let access = Access::LOCAL_WRITE.union(Access::REMOTE_WRITE);
         for i in 0..mrs_num {
             conn.post_send(|h: &Con| {
-                [SendWr::new(&h.reg_cqe, SendOp::RegMr { mr: &h.path.mrs[i].mr, access }, &[], SendFlags::empty())]
+                Ok([SendWr::new(&h.reg_cqe, SendOp::RegMr { mr: &h.path.mrs[i].mr, access }, &[], SendFlags::empty())])
             })?;
         }
         if !self.change_state(SrvState::Connected) {
@@ -743,7 +743,7 @@ impl Path {
         self.sess.path_up()?;
         self.established.store(true, Ordering::Release);
         conn.handler().set_info_rsp(iu);
-        conn.post_send(|h: &Con| [SendWr::new(&h.info_rsp_cqe, SendOp::Send, &sge, SendFlags::SIGNALED)])
+        conn.post_send(|h: &Con| Ok([SendWr::new(&h.info_rsp_cqe, SendOp::Send, &sge, SendFlags::SIGNALED)]))
     }
 
     /// A heartbeat or any immediate data arrived.

@@ -640,12 +640,13 @@ impl<H: CmHandler> CmIdRef<H> {
     }
 
     /// Posts a chain of `N` send work requests, built by `f` from the
-    /// connection's handler (see the `wr` module for why).
+    /// connection's handler (see the `wr` module for why); nothing is posted
+    /// if `f` fails.
     pub fn post_send<'s, const N: usize, F>(&self, f: F) -> Result
     where
-        F: for<'h> FnOnce(&'h H) -> [SendWr<'h, 's, H>; N],
+        F: for<'h> FnOnce(&'h H) -> Result<[SendWr<'h, 's, H>; N]>,
     {
-        let wrs = f(&self.0.handler);
+        let wrs = f(&self.0.handler)?;
         if N == 0 {
             return Ok(());
         }
@@ -663,12 +664,13 @@ impl<H: CmHandler> CmIdRef<H> {
         })
     }
 
-    /// Posts `N` receive work requests built by `f`.
+    /// Posts `N` receive work requests built by `f`; nothing is posted if
+    /// `f` fails.
     pub fn post_recv<'s, const N: usize, F>(&self, f: F) -> Result
     where
-        F: for<'h> FnOnce(&'h H) -> [RecvWr<'h, 's, H>; N],
+        F: for<'h> FnOnce(&'h H) -> Result<[RecvWr<'h, 's, H>; N]>,
     {
-        let wrs = f(&self.0.handler);
+        let wrs = f(&self.0.handler)?;
         if N == 0 {
             return Ok(());
         }

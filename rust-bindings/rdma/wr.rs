@@ -6,8 +6,9 @@
 //!
 //! A work request's [`Cqe`] and [`Mr`] must live until it completes. The
 //! posting functions take a closure that builds the requests from the
-//! connection's handler `&'h H` for any `'h`, so those references borrow from
-//! `H` (or are `'static`), and `H` outlives the QP's drain. SGEs and the
+//! connection's handler `&'h H` for any `'h` (or fails, and nothing is
+//! posted), so those references borrow from `H` (or are `'static`), and `H`
+//! outlives the QP's drain. SGEs and the
 //! request structs themselves only need to live during the post: the core
 //! copies them.
 

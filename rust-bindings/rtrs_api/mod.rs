@@ -9,6 +9,7 @@
 //! kernel's own `rtrs.h`) and turns their raw arguments into safe Rust. The
 //! `EXPORT_SYMBOL` lines are in `rust-bindings/exports-<module>.c`.
 
+pub mod clt;
 pub mod core;
 pub mod srv;
 

@@ -219,7 +219,7 @@ impl CltConn {
         let h = id.handler();
         let addr = h.addr(|b| b.recv.get(i).ok_or(EINVAL)?.dma_addr(0))?;
         let sge = [Sge::new(addr, MSG as u32, h.lkey.load(Ordering::Relaxed))];
-        id.post_recv(|h: &Self| [RecvWr::new(&h.recv[i].cqe, &sge)])
+        id.post_recv(|h: &Self| Ok([RecvWr::new(&h.recv[i].cqe, &sge)]))
     }
 
     fn send(id: &CmIdRef<Self>, msg: Msg, imm: Option<u32>) -> Result {
@@ -232,14 +232,14 @@ impl CltConn {
         };
         let sge = [Sge::new(addr, MSG as u32, h.lkey.load(Ordering::Relaxed))];
         let op = imm.map_or(SendOp::Send, SendOp::SendWithImm);
-        id.post_send(|h: &Self| [SendWr::new(&h.send_cqe, op, &sge, SendFlags::SIGNALED)])
+        id.post_send(|h: &Self| Ok([SendWr::new(&h.send_cqe, op, &sge, SendFlags::SIGNALED)]))
     }
 
     fn rdma(id: &CmIdRef<Self>, op: SendOp<'static>, local: usize, len: usize) -> Result {
         let h = id.handler();
         let addr = h.addr(|b| b.data.dma_addr(local))?;
         let sge = [Sge::new(addr, len as u32, h.lkey.load(Ordering::Relaxed))];
-        id.post_send(|h: &Self| [SendWr::new(&h.rdma_cqe, op, &sge, SendFlags::SIGNALED)])
+        id.post_send(|h: &Self| Ok([SendWr::new(&h.rdma_cqe, op, &sge, SendFlags::SIGNALED)]))
     }
 
     /// Bytes of `data[local..local + len]` that differ from `pattern(seed)`.

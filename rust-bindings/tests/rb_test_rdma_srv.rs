@@ -96,7 +96,7 @@ impl SrvConn {
         let h = conn.handler();
         let iu = h.recv.get(i).ok_or(EINVAL)?;
         let sge = [Sge::new(iu.buf.dma_addr(0)?, MSG as u32, h.pd.local_dma_lkey())];
-        conn.post_recv(|h: &Self| [RecvWr::new(&h.recv[i].cqe, &sge)])
+        conn.post_recv(|h: &Self| Ok([RecvWr::new(&h.recv[i].cqe, &sge)]))
     }
 
     fn send(conn: &CmIdRef<Self>, msg: Msg) -> Result {
@@ -108,7 +108,7 @@ impl SrvConn {
         };
         let sge = [Sge::new(addr, MSG as u32, h.pd.local_dma_lkey())];
         conn.post_send(|h: &Self| {
-            [SendWr::new(&h.send_cqe, SendOp::Send, &sge, SendFlags::SIGNALED)]
+            Ok([SendWr::new(&h.send_cqe, SendOp::Send, &sge, SendFlags::SIGNALED)])
         })
     }
 
@@ -117,15 +117,15 @@ impl SrvConn {
     fn register(conn: &CmIdRef<Self>, invalidate: Option<u32>) -> Result {
         match invalidate {
             None => conn.post_send(|h: &Self| {
-                [SendWr::new(
+                Ok([SendWr::new(
                     &h.reg_cqe,
                     SendOp::RegMr { mr: &h.mr, access: access() },
                     &[],
                     SendFlags::SIGNALED,
-                )]
+                )])
             }),
             Some(old) => conn.post_send(|h: &Self| {
-                [
+                Ok([
                     SendWr::new(&h.inv_cqe, SendOp::LocalInv(old), &[], SendFlags::empty()),
                     SendWr::new(
                         &h.reg_cqe,
@@ -133,7 +133,7 @@ impl SrvConn {
                         &[],
                         SendFlags::SIGNALED,
                     ),
-                ]
+                ])
             }),
         }
     }
