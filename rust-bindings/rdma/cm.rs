@@ -410,6 +410,21 @@ fn timeout(ms: u32) -> Result<usize> {
 impl<H: CmHandler> CmId<H> {
     /// A new RC id in the TCP port space whose events go to `handler`.
     pub fn new(handler: Arc<H>) -> Result<Self> {
+        Self::new_ps(handler, ffi::rdma_ucm_port_space_RDMA_PS_TCP)
+    }
+
+    /// A new RC id to connect to `dst`: in the IB port space for a native
+    /// IB address, else in TCP's (as the C RTRS client does).
+    pub fn new_for(handler: Arc<H>, dst: &SockAddr) -> Result<Self> {
+        let ps = if u32::from(dst.family()) == ffi::AF_IB {
+            ffi::rdma_ucm_port_space_RDMA_PS_IB
+        } else {
+            ffi::rdma_ucm_port_space_RDMA_PS_TCP
+        };
+        Self::new_ps(handler, ps)
+    }
+
+    fn new_ps(handler: Arc<H>, ps: ffi::rdma_ucm_port_space) -> Result<Self> {
         let inner = new_inner(handler)?;
         // SAFETY: `inner` is live and becomes the context of the new id, with
         // the matching trampoline; `init_net` is static.
@@ -418,7 +433,7 @@ impl<H: CmHandler> CmId<H> {
                 core::ptr::addr_of_mut!(ffi::init_net),
                 Some(event::<H>),
                 inner.as_ptr().cast(),
-                ffi::rdma_ucm_port_space_RDMA_PS_TCP,
+                ps,
                 ffi::ib_qp_type_IB_QPT_RC,
             )
         };

@@ -146,6 +146,20 @@ impl DmaBuf {
         self.sync_for_device(off, src.len())
     }
 
+    /// Lets `f` fill `[off, off + len)` in place, then hands the bytes to
+    /// the device. The owner must know the device does not use the range
+    /// meanwhile (an IU not posted); `&mut self` excludes CPU races.
+    pub fn fill<R>(&mut self, off: usize, len: usize, f: impl FnOnce(&mut [u8]) -> Result<R>) -> Result<R> {
+        self.check(off, len)?;
+        // SAFETY: in bounds (checked); `&mut self` gives exclusive CPU
+        // access to the buffer for the lifetime of the slice, and the
+        // caller's protocol keeps the device off this range.
+        let buf = unsafe { core::slice::from_raw_parts_mut(self.ptr.add(off), len) };
+        let r = f(buf)?;
+        self.sync_for_device(off, len)?;
+        Ok(r)
+    }
+
     /// Makes the device's writes to `[off, off + len)` visible to the CPU.
     pub fn sync_for_cpu(&self, off: usize, len: usize) -> Result {
         self.check(off, len)?;

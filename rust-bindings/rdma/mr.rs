@@ -99,6 +99,15 @@ impl Mr {
         Ok(n as u32)
     }
 
+    /// An SGE over what the MR registers now (its iova, length and lkey),
+    /// for a work request that sends from or receives into it.
+    pub fn sge(&self) -> super::wr::Sge {
+        let _g = self.lock.lock();
+        // SAFETY: `mr` is live; the fields change only under `lock`, held.
+        let (iova, len, lkey) = unsafe { ((*self.as_raw()).iova, (*self.as_raw()).length, (*self.as_raw()).lkey) };
+        super::wr::Sge::from_mr(iova, len as u32, lkey)
+    }
+
     /// Bus address and length the MR maps now (`iova`, `length`).
     pub fn mapping(&self) -> (u64, u64) {
         let _g = self.lock.lock();

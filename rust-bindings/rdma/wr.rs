@@ -30,6 +30,11 @@ impl Sge {
         Self(ffi::ib_sge { addr: addr.get(), length, lkey })
     }
 
+    /// An element over an MR's registration (addresses in its iova space).
+    pub(crate) fn from_mr(iova: u64, length: u32, lkey: u32) -> Self {
+        Self(ffi::ib_sge { addr: iova, length, lkey })
+    }
+
     /// Its length.
     pub fn len(&self) -> u32 {
         self.0.length

@@ -17,11 +17,12 @@ use crate::rb::rdma::dma::DmaDirection;
 use crate::rb::rdma::mr::DmaMappedSg;
 use crate::rb::rdma::SockAddr;
 use core::ptr::NonNull;
-use core::sync::atomic::{AtomicUsize, Ordering};
+use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
+use core::sync::atomic::{fence, AtomicU32, AtomicUsize, Ordering};
 use kernel::alloc::{flags::GFP_KERNEL, KVec};
+use kernel::new_condvar;
 use kernel::prelude::*;
-use kernel::sync::{Arc, CondVar, Mutex};
-use kernel::{new_condvar, new_mutex};
+use kernel::sync::{Arc, CondVar};
 
 /// A link event for the upper layer (`enum rtrs_clt_link_ev`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,8 +75,10 @@ struct PermitC {
 }
 
 /// The permits of a session: one per server chunk, taken by the user for
-/// each IO and given back after its confirmation (`permits`,
-/// `permits_map`, `permits_wait`).
+/// each IO and given back after its confirmation, often from softirq
+/// (`permits`, `permits_map`, `permits_wait`). Taking and giving back are
+/// lock-free; only a giver that sees a sleeping taker takes the (irq-safe)
+/// wait lock to wake it.
 ///
 /// # Invariants
 ///
@@ -88,8 +91,10 @@ pub struct Permits {
     stride: usize,
     n: usize,
     map: KVec<AtomicUsize>,
+    /// Takers about to sleep or sleeping.
+    waiters: AtomicU32,
     #[pin]
-    wait_lock: Mutex<()>,
+    wait_lock: SpinLockIrq<()>,
     #[pin]
     wait: CondVar,
 }
@@ -129,7 +134,8 @@ impl Permits {
                 }
                 m
             },
-            wait_lock <- new_mutex!(()),
+            waiters: AtomicU32::new(0),
+            wait_lock <- new_spinlock_irq!((), "rtrs_clt_permits_lock"),
             wait <- new_condvar!("rtrs_clt_permits"),
         }? Error)
     }
@@ -192,12 +198,16 @@ impl Permits {
             return None;
         }
         let mut g = self.wait_lock.lock();
-        loop {
+        // Counted before looking again: a giver that missed us then sees us.
+        self.waiters.fetch_add(1, Ordering::SeqCst);
+        let p = loop {
             if let Some(p) = self.try_get(con_type, cpu) {
-                return Some(p);
+                break p;
             }
             self.wait.wait(&mut g);
-        }
+        };
+        self.waiters.fetch_sub(1, Ordering::SeqCst);
+        Some(p)
     }
 
     /// Gives permit `p` back; false if it was not taken.
@@ -210,8 +220,13 @@ impl Permits {
         if word.fetch_and(!bit, Ordering::Release) & bit == 0 {
             return false;
         }
-        let _g = self.wait_lock.lock();
-        self.wait.notify_all();
+        // Pairs with the count in `get`: either the taker sees the bit free,
+        // or we see the taker and wake it.
+        fence(Ordering::SeqCst);
+        if self.waiters.load(Ordering::SeqCst) != 0 {
+            let _g = self.wait_lock.lock();
+            self.wait.notify_all();
+        }
         true
     }
 
@@ -223,9 +238,11 @@ impl Permits {
     /// Sleeps until every permit is back (`free_permits`).
     pub fn wait_all_free(&self) {
         let mut g = self.wait_lock.lock();
+        self.waiters.fetch_add(1, Ordering::SeqCst);
         while !self.all_free() {
             self.wait.wait(&mut g);
         }
+        self.waiters.fetch_sub(1, Ordering::SeqCst);
     }
 
     /// What a taken permit says: connection kind, CPU, chunk offset.
@@ -246,10 +263,13 @@ impl Permits {
     pub(crate) fn from_c(&self, p: *mut ffi::rtrs_permit) -> Option<PermitId> {
         let base = self.mem.as_ptr() as usize;
         let off = (p as usize).checked_sub(base)?;
-        if off % self.stride != 0 || off / self.stride >= self.n {
+        // Checked: a plain division by a runtime value leaves a panic path
+        // 6.12's objtool cannot see.
+        let i = off.checked_div(self.stride)?;
+        if off.checked_rem(self.stride)? != 0 || i >= self.n {
             return None;
         }
-        Some(PermitId((off / self.stride) as u32))
+        Some(PermitId(i as u32))
     }
 }
 
