@@ -15,6 +15,7 @@ use crate::proto::msg::{
 use crate::proto::state::SrvState;
 use crate::common::sockaddr::from_cm;
 use crate::common::{div, div_ceil, rem};
+pub(crate) use crate::common::name::NameBuf;
 use crate::rb::kvec::VecExt;
 use crate::rb::rdma::chunk::ChunkMap;
 use crate::rb::rdma::cm::QpAttr;
@@ -34,43 +35,6 @@ use kernel::sync::{Arc, CondVar, CondVarTimeoutResult};
 use kernel::time::Ktime;
 use kernel::workqueue::{impl_has_work, Work, WorkItem};
 use kernel::{new_condvar, new_work};
-
-/// A path name: `src@dst` at first, the client's pathname after INFO_REQ.
-#[derive(Clone, Copy)]
-pub(crate) struct NameBuf {
-    buf: [u8; NAME_MAX],
-    len: usize,
-}
-
-impl NameBuf {
-    fn new() -> Self {
-        Self { buf: [0; NAME_MAX], len: 0 }
-    }
-
-    pub(crate) fn as_bytes(&self) -> &[u8] {
-        &self.buf[..self.len]
-    }
-
-    fn set(&mut self, s: &[u8]) {
-        self.len = s.len().min(self.buf.len() - 1);
-        self.buf[..self.len].copy_from_slice(&s[..self.len]);
-    }
-}
-
-impl core::fmt::Write for NameBuf {
-    fn write_str(&mut self, s: &str) -> core::fmt::Result {
-        let n = s.len().min(self.buf.len() - 1 - self.len);
-        self.buf[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
-        self.len += n;
-        Ok(())
-    }
-}
-
-impl core::fmt::Display for NameBuf {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(core::str::from_utf8(self.as_bytes()).unwrap_or("?"))
-    }
-}
 
 /// What the server remembers about an IO between the request and the
 /// upper layer's answer. Written before `OpSlots::start` publishes the IO,

@@ -189,11 +189,13 @@ srv_stack_load() {
 	esac
 }
 
-# clt_stack_load <stack>: the client side, as above (c only, so far).
+# clt_stack_load <stack>: the client side, as above.
 clt_stack_load() {
 	unload_rnbd_rtrs
 	case $1 in
 	c) modprobe rnbd-client ;;
+	rtrs) insmod "$MODDIR/rtrs-core.ko" && insmod "$MODDIR/rtrs-client.ko" &&
+		insmod "$(c_module rnbd-client)" ;;
 	*) return 1 ;;
 	esac
 }

@@ -1,0 +1,854 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+
+//! A client path (`struct rtrs_clt_path`): its state machine, the
+//! connections it opens to one server address, the INFO handshake, IO on
+//! it, failover of its IO when it breaks, and its recovery: error recovery,
+//! reconnect with backoff, heartbeats, close.
+
+use super::conn::{Con, CONNECT_TIMEOUT_MS};
+use super::req::ReqSet;
+use super::sess::{failover, Core, MAX_SEGMENTS};
+use crate::common::name::NameBuf;
+use crate::common::{kerr, rem};
+use crate::proto::hb::{HbAction, Heartbeat};
+use crate::proto::imm::Imm;
+use crate::proto::msg::{
+    ConnRsp, InfoRsp, Rbuf, RdmaRead, RdmaWrite, SgDesc, SgList, Uuid, MSG_NEED_INVAL_F,
+    MSG_NEW_RKEY_F, NAME_MAX, SERVICE_CON_QUEUE_DEPTH,
+};
+use crate::proto::path_sel::PathSnapshot;
+use crate::proto::reconnect::{RECONNECT_BACKOFF_MS, RECONNECT_SEED};
+use crate::proto::state::CltState;
+use crate::rb::rdma::{
+    Access, CmId, CmIdRef, Device, DmaBuf, DmaDirection, Pd, SendFlags, SendOp, SendWr, Sge, SockAddr,
+};
+use crate::rb::rdma::mr::DmaMappedSg;
+use crate::rb::rtrs_api::clt::{ConType, Confirm, Dir, UserSg};
+use crate::rb::rtrs_api::core::import::addr_to_str;
+use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
+use crate::rb::workqueue::{impl_has_delayed_work, DelayedWork, DelayedWorkItem};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use kernel::prelude::*;
+use kernel::sync::{Arc, CondVar, CondVarTimeoutResult, Mutex};
+use kernel::time::{msecs_to_jiffies, Ktime};
+use kernel::workqueue::{impl_has_work, Work, WorkItem};
+use kernel::{new_condvar, new_mutex, new_work};
+
+/// An IO to send: what the user asked for, moved between paths on
+/// failover. `conf` and `sg` are taken by the path that sends it.
+pub(crate) struct Submit {
+    pub(crate) dir: Dir,
+    pub(crate) idx: u32,
+    pub(crate) con_type: ConType,
+    pub(crate) cpu: u32,
+    pub(crate) mem_off: u32,
+    pub(crate) data_len: usize,
+    pub(crate) usr_len: usize,
+    pub(crate) conf: Option<Confirm>,
+    pub(crate) sg: Option<UserSg>,
+}
+
+/// What the server told on the first connection (CON_RSP).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SrvParams {
+    pub(crate) queue_depth: u32,
+    pub(crate) max_hdr_size: u32,
+    pub(crate) chunk_size: u32,
+    pub(crate) flags: u32,
+    pub(crate) signal_interval: u32,
+}
+
+/// The device the first connection resolved to.
+#[derive(Clone)]
+struct DevInfo {
+    pd: Arc<Pd>,
+    max_pages_per_mr: u32,
+}
+
+/// Path statistics.
+#[derive(Default)]
+pub(crate) struct Stats {
+    pub(crate) failover_cnt: AtomicU64,
+    pub(crate) reconnect_ok: AtomicU32,
+    pub(crate) reconnect_fail: AtomicU32,
+    /// `[READ, WRITE]` x `[count, bytes]`.
+    pub(crate) rdma: [[AtomicU64; 2]; 2],
+}
+
+#[pin_data]
+pub(crate) struct Path {
+    pub(crate) core: Arc<Core>,
+    pub(crate) uuid: Uuid,
+    src: Option<SockAddr>,
+    dst: SockAddr,
+    name: NameBuf,
+    /// Connections: the service one, one per CPU, then the poll queues.
+    pub(crate) con_num: u32,
+    /// The service connection and the per-CPU ones.
+    pub(crate) irq_con_num: u32,
+    #[pin]
+    state: SpinLockIrq<CltState>,
+    state_fast: AtomicU8,
+    #[pin]
+    state_cv: CondVar,
+    /// Established connections.
+    connected_cnt: AtomicI32,
+    #[pin]
+    init_lock: Mutex<()>,
+    recon: AtomicU16,
+    for_new: AtomicBool,
+    attempts: AtomicU32,
+    established: AtomicBool,
+    cons: KVec<Pin<KBox<SpinLockIrq<Option<CmId<Con>>>>>>,
+    #[pin]
+    dev: SpinLockIrq<Option<DevInfo>>,
+    #[pin]
+    srv: SpinLockIrq<SrvParams>,
+    #[pin]
+    reqset: SpinLockIrq<Option<Arc<ReqSet>>>,
+    /// The INFO handshake's outcome: 0 waiting, 1 done, -1 failed.
+    info: AtomicI32,
+    #[pin]
+    hb: SpinLockIrq<Heartbeat>,
+    #[pin]
+    hb_work: DelayedWork<Path, 0>,
+    #[pin]
+    recovery_work: DelayedWork<Path, 1>,
+    #[pin]
+    reconnect_work: DelayedWork<Path, 2>,
+    #[pin]
+    close_work: Work<Path>,
+    inflight: AtomicI32,
+    pub(crate) stats: Stats,
+    #[pin]
+    hca: SpinLockIrq<(NameBuf, u32)>,
+}
+impl_has_delayed_work!(impl HasDelayedWork<0> for Path { self.hb_work });
+impl_has_delayed_work!(impl HasDelayedWork<1> for Path { self.recovery_work });
+impl_has_delayed_work!(impl HasDelayedWork<2> for Path { self.reconnect_work });
+impl_has_work! {
+    impl HasWork<Path> for Path { self.close_work }
+}
+
+fn now_ns() -> i64 {
+    Ktime::ktime_get().to_ns()
+}
+
+impl Path {
+    /// `alloc_path()`: a path to `dst`, from `src` if given.
+    pub(crate) fn new(core: &Arc<Core>, src: Option<SockAddr>, dst: SockAddr, for_new: bool) -> Result<Arc<Self>> {
+        let con_num = crate::rb::cpu::nr_cpu_ids() + core.nr_poll_queues + 1;
+        let mut cons = KVec::with_capacity(con_num as usize, GFP_KERNEL)?;
+        for _ in 0..con_num {
+            cons.push(KBox::pin_init(new_spinlock_irq!(None, "rtrs_clt_con"), GFP_KERNEL)?, GFP_KERNEL)?;
+        }
+        // Named as rtrs-core's rtrs_addr_to_str prints it, as in C.
+        let mut s = [0u8; NAME_MAX];
+        let zero = SockAddr::ipv4([0; 4], 0);
+        addr_to_str(src.as_ref().unwrap_or(&zero), &dst, &mut s);
+        let mut name = NameBuf::new();
+        name.set(&s[..s.iter().position(|&b| b == 0).unwrap_or(s.len())]);
+        Arc::pin_init(
+            try_pin_init!(Path {
+                core: core.clone(),
+                uuid: crate::rb::random::uuid(),
+                src,
+                dst,
+                name,
+                con_num,
+                irq_con_num: crate::rb::cpu::nr_cpu_ids() + 1,
+                state <- new_spinlock_irq!(CltState::Connecting, "rtrs_clt_path_state"),
+                state_fast: AtomicU8::new(CltState::Connecting.as_u8()),
+                state_cv <- new_condvar!("rtrs_clt_state_wq"),
+                connected_cnt: AtomicI32::new(0),
+                init_lock <- new_mutex!((), "rtrs_clt_init"),
+                recon: AtomicU16::new(0),
+                for_new: AtomicBool::new(for_new),
+                attempts: AtomicU32::new(0),
+                established: AtomicBool::new(false),
+                cons,
+                dev <- new_spinlock_irq!(None, "rtrs_clt_dev"),
+                srv <- new_spinlock_irq!(SrvParams::default(), "rtrs_clt_srv"),
+                reqset <- new_spinlock_irq!(None, "rtrs_clt_reqset"),
+                info: AtomicI32::new(0),
+                hb <- new_spinlock_irq!(Heartbeat::default(), "rtrs_clt_hb"),
+                hb_work <- DelayedWork::new(),
+                recovery_work <- DelayedWork::new(),
+                reconnect_work <- DelayedWork::new(),
+                close_work <- new_work!("rtrs_clt_close"),
+                inflight: AtomicI32::new(0),
+                stats: Stats::default(),
+                hca <- new_spinlock_irq!((NameBuf::new(), 0), "rtrs_clt_hca"),
+            }? Error),
+            GFP_KERNEL,
+        )
+    }
+
+    pub(crate) fn name(&self) -> &NameBuf {
+        &self.name
+    }
+
+    pub(crate) fn state(&self) -> CltState {
+        CltState::from_u8(self.state_fast.load(Ordering::Acquire)).unwrap_or(CltState::Dead)
+    }
+
+    /// `rtrs_clt_change_state_get_old()`: `(changed, old)`.
+    fn change_state(&self, new: CltState) -> (bool, CltState) {
+        let mut st = self.state.lock();
+        let old = *st;
+        let changed = st.change(new);
+        if changed {
+            self.state_fast.store(st.as_u8(), Ordering::Release);
+            self.state_cv.notify_all();
+        }
+        (changed, old)
+    }
+
+    /// `rtrs_clt_change_state_from_to()`.
+    fn change_state_from_to(&self, old: CltState, new: CltState) -> bool {
+        let mut st = self.state.lock();
+        if *st != old || !st.change(new) {
+            return false;
+        }
+        self.state_fast.store(st.as_u8(), Ordering::Release);
+        self.state_cv.notify_all();
+        true
+    }
+
+    /// Wakes those waiting on the path (state, connection events).
+    pub(crate) fn notify(&self) {
+        let _g = self.state.lock();
+        self.state_cv.notify_all();
+    }
+
+    /// Waits up to `ms` for `done`; false on timeout or signal.
+    fn wait(&self, ms: u32, mut done: impl FnMut(&Self) -> bool) -> bool {
+        let mut left = msecs_to_jiffies(ms);
+        let mut g = self.state.lock();
+        while !done(self) {
+            match self.state_cv.wait_interruptible_timeout(&mut g, left) {
+                CondVarTimeoutResult::Woken { jiffies } => left = jiffies,
+                _ => return done(self),
+            }
+        }
+        true
+    }
+
+    pub(crate) fn set_connecting_err(&self) {
+        self.change_state(CltState::ConnectingErr);
+    }
+
+    pub(crate) fn recon_cnt(&self) -> u16 {
+        self.recon.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn for_new_clt(&self) -> bool {
+        self.for_new.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn con_up(&self) {
+        self.connected_cnt.fetch_add(1, Ordering::AcqRel);
+        self.notify();
+    }
+
+    pub(crate) fn con_down(&self) {
+        self.connected_cnt.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    fn srv(&self) -> SrvParams {
+        *self.srv.lock()
+    }
+
+    pub(crate) fn queue_depth(&self) -> u32 {
+        self.srv().queue_depth
+    }
+
+    pub(crate) fn max_hdr_size(&self) -> u32 {
+        self.srv().max_hdr_size
+    }
+
+    pub(crate) fn new_rkey(&self) -> bool {
+        self.srv().flags & MSG_NEW_RKEY_F != 0
+    }
+
+    pub(crate) fn pd(&self) -> Option<Arc<Pd>> {
+        self.dev.lock().as_ref().map(|d| d.pd.clone())
+    }
+
+    pub(crate) fn inflight_dec(&self) {
+        self.inflight.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn stats_failover(&self) {
+        self.stats.failover_cnt.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn snapshot(&self) -> PathSnapshot {
+        PathSnapshot {
+            connected: self.state() == CltState::Connected,
+            inflight: self.inflight.load(Ordering::Relaxed),
+            latency_ns: self.hb.lock().latency_ns(),
+        }
+    }
+
+    /// `query_fast_reg_mode()` and the device part of `create_con_cq_qp()`
+    /// for the first connection.
+    pub(crate) fn attach_device(&self, dev: &Device) -> Result {
+        let a = dev.attrs();
+        let pd = Arc::new(Pd::new(dev, 0)?, GFP_KERNEL)?;
+        let max_pages_per_mr = MAX_SEGMENTS.min(a.max_fast_reg_page_list_len.max(1));
+        *self.dev.lock() = Some(DevInfo { pd, max_pages_per_mr });
+        Ok(())
+    }
+
+    /// `rtrs_rdma_conn_established()` for the first connection: the
+    /// server's parameters.
+    pub(crate) fn learn(&self, id: &CmIdRef<Con>, rsp: &ConnRsp) -> Result {
+        let qd = u32::from(rsp.queue_depth);
+        let mut srv = self.srv.lock();
+        if srv.queue_depth > 0 && qd != srv.queue_depth {
+            pr_err!("{}: Error: queue depth changed\n", self.name);
+            pr_err!("{}: Disabling auto-reconnect. Trigger a manual reconnect after issue is resolved\n", self.name);
+            self.attempts.store(u32::MAX, Ordering::Relaxed);
+            return Err(crate::rb::errno::ECONNRESET());
+        }
+        *srv = SrvParams {
+            queue_depth: qd,
+            max_hdr_size: rsp.max_hdr_size,
+            chunk_size: rsp.chunk_size(),
+            flags: rsp.flags,
+            signal_interval: if qd == 0 { SERVICE_CON_QUEUE_DEPTH } else { qd.min(SERVICE_CON_QUEUE_DEPTH) },
+        };
+        drop(srv);
+        let pages = self.dev.lock().as_ref().map_or(MAX_SEGMENTS, |d| d.max_pages_per_mr);
+        self.core.learn(qd, rsp.max_io_size, pages);
+        if let Some(dev) = id.device() {
+            let mut hca = self.hca.lock();
+            hca.0.set(dev.name().as_bytes());
+            hca.1 = id.port_num();
+        }
+        self.for_new.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// `create_cm()`: opens connection `cid` and waits until it is
+    /// established or failed.
+    fn create_cm(self: &Arc<Self>, cid: u16) -> Result {
+        let con = Con::new(self.clone(), cid)?;
+        let id = CmId::new_for(con.clone(), &self.dst)?;
+        id.set_reuseaddr(true)?;
+        let slot = self.cons.get(cid as usize).ok_or(EINVAL)?;
+        *slot.lock() = Some(id);
+        let ret = self.with_con(cid, |id| id.resolve_addr(self.src.as_ref(), &self.dst, CONNECT_TIMEOUT_MS));
+        if let Err(e) = ret {
+            pr_err!("{}: Failed to resolve address, err: {}\n", self.name, e.to_errno());
+            return Err(e);
+        }
+        let done = self.wait(CONNECT_TIMEOUT_MS, |p| {
+            con.cm_err.load(Ordering::Acquire) != 0 || p.state() != CltState::Connecting
+        });
+        if !done {
+            return Err(crate::rb::errno::ETIMEDOUT());
+        }
+        match con.cm_err.load(Ordering::Acquire) {
+            e if e < 0 => Err(Error::from_errno(e)),
+            _ if self.state() != CltState::Connecting => Err(crate::rb::errno::ECONNABORTED()),
+            _ => Ok(()),
+        }
+    }
+
+    /// Runs `f` on connection `cid` if it is there.
+    pub(crate) fn with_con<R>(&self, cid: u16, f: impl FnOnce(&CmIdRef<Con>) -> Result<R>) -> Result<R> {
+        let slot = self.cons.get(cid as usize).ok_or(EINVAL)?.lock();
+        match slot.as_ref() {
+            Some(id) => f(id),
+            None => Err(crate::rb::errno::ENOTCONN()),
+        }
+    }
+
+    /// `init_conns()`: opens all connections, then the request slots.
+    fn init_conns(self: &Arc<Self>) -> Result {
+        // Each new set of connections has a new reconnect counter, so the
+        // server tells it from a previous one it has not closed yet.
+        self.recon.fetch_add(1, Ordering::Relaxed);
+        self.info.store(0, Ordering::Release);
+        let ret = (|| {
+            for cid in 0..self.con_num {
+                self.create_cm(cid as u16)?;
+            }
+            let srv = self.srv();
+            let dev = self.dev.lock().clone().ok_or(ENODEV)?;
+            let rs = ReqSet::new(&dev.pd, srv.queue_depth, srv.max_hdr_size, dev.max_pages_per_mr)?;
+            for cid in 0..self.con_num {
+                self.with_con(cid as u16, |id| {
+                    id.handler().set_reqs(rs.clone());
+                    Ok(())
+                })?;
+            }
+            *self.reqset.lock() = Some(rs);
+            Ok(())
+        })();
+        if ret.is_err() {
+            self.destroy_conns();
+            // Never took the asynchronous way: keep reconnecting.
+            self.change_state(CltState::ConnectingErr);
+        }
+        ret
+    }
+
+    /// `rtrs_send_path_info()`: INFO_REQ with the session name; waits for
+    /// INFO_RSP and the receives for IO.
+    fn send_path_info(self: &Arc<Self>) -> Result {
+        let qd = self.queue_depth();
+        let ret = self.with_con(0, |id| Con::send_info(id, qd)).and_then(|()| {
+            self.wait(CONNECT_TIMEOUT_MS, |p| p.state() != CltState::Connecting);
+            match self.state() {
+                CltState::Connected => Ok(()),
+                CltState::ConnectingErr => Err(crate::rb::errno::ECONNRESET()),
+                _ => Err(crate::rb::errno::ETIMEDOUT()),
+            }
+        });
+        if ret.is_err() {
+            self.change_state(CltState::ConnectingErr);
+        }
+        ret
+    }
+
+    /// `process_info_rsp()` and `post_recv_path()`: the server's chunks.
+    pub(crate) fn info_rsp(&self, conn: &CmIdRef<Con>, rx: &DmaBuf, len: usize) -> Result {
+        let srv = self.srv();
+        let size = InfoRsp::wire_size(srv.queue_depth as usize).ok_or(EINVAL)?.min(len).min(rx.len());
+        let mut buf = KVec::from_elem(0u8, size, GFP_ATOMIC)?;
+        rx.read(0, &mut buf)?;
+        let rsp = InfoRsp::decode(&buf).map_err(|e| {
+            pr_err!("{}: Path info response is malformed\n", self.name);
+            kerr(e)
+        })?;
+        let rs = conn.handler().reqs()?;
+        let mut rbufs = KVec::from_elem(Rbuf::default(), srv.queue_depth as usize, GFP_ATOMIC)?;
+        rsp.map_rbufs(srv.chunk_size, &mut rbufs).map_err(|e| {
+            pr_err!("{}: Incorrect sg vector, not fully mapped\n", self.name);
+            kerr(e)
+        })?;
+        for (slot, r) in rs.rbufs.iter().zip(rbufs.iter()) {
+            slot.set(*r);
+        }
+        // `x2`: for read responses plus key invalidations.
+        for cid in 0..self.con_num {
+            let q = if cid == 0 { SERVICE_CON_QUEUE_DEPTH } else { srv.queue_depth } * 2;
+            self.with_con(cid as u16, |id| Con::post_recv_io(id, q))
+                .inspect_err(|e| pr_err!("{}: post_recv_io(), err: {}\n", self.name, e.to_errno()))?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn info_done(&self, ok: bool) {
+        self.info.store(if ok { 1 } else { -1 }, Ordering::Release);
+        self.change_state(if ok { CltState::Connected } else { CltState::ConnectingErr });
+    }
+
+    /// `init_path()`: connections, handshake, and the path is up.
+    pub(crate) fn init(self: &Arc<Self>) -> Result {
+        let _g = self.init_lock.lock();
+        let ret = self.init_conns().and_then(|()| self.send_path_info());
+        match ret {
+            Ok(()) => {
+                self.core.path_up();
+                self.established.store(true, Ordering::Release);
+                self.attempts.store(0, Ordering::Relaxed);
+                self.stats.reconnect_ok.fetch_add(1, Ordering::Relaxed);
+                self.hb.lock().stop();
+                DelayedWork::<Path, 0>::schedule(self, &self.core.wq, self.hb.lock().interval_ms());
+                Ok(())
+            }
+            Err(e) => {
+                let hca = self.hca.lock();
+                pr_err!("{}: init_path() failed: err={} [{}:{}]\n", self.name, e.to_errno(), hca.0, hca.1);
+                Err(e)
+            }
+        }
+    }
+
+    /// Takes every connection out of its slot.
+    fn take_conns(&self) -> KVec<CmId<Con>> {
+        let mut v = KVec::new();
+        for slot in self.cons.iter() {
+            let id = slot.lock().take();
+            if let Some(id) = id {
+                if v.push(id, GFP_KERNEL).is_err() {
+                    pr_err!("{}: out of memory while closing; dropping a connection now\n", self.name);
+                }
+            }
+        }
+        v
+    }
+
+    /// Destroys the connections of a failed `init_conns()`.
+    fn destroy_conns(&self) {
+        let ids = self.take_conns();
+        for id in ids.iter() {
+            id.handler().destroyed.store(true, Ordering::Release);
+            let _ = id.disconnect();
+            id.drain();
+        }
+        drop(ids);
+        *self.reqset.lock() = None;
+        *self.dev.lock() = None;
+    }
+
+    /// `rtrs_clt_stop_and_destroy_conns()`: disconnect, fail the IO over,
+    /// tell the session, destroy.
+    fn stop_and_destroy_conns(self: &Arc<Self>) {
+        // A concurrent `init` finishes first.
+        drop(self.init_lock.lock());
+        DelayedWork::<Path, 0>::cancel_sync(self);
+        self.hb.lock().stop();
+        // Disconnect and flush: every request now completes with an error
+        // or not at all, so the slots can be taken over.
+        let ids = self.take_conns();
+        for id in ids.iter() {
+            let _ = id.disconnect();
+            id.drain();
+        }
+        let rs = self.reqset.lock().take();
+        if let Some(rs) = rs {
+            let mut usr = KVec::new();
+            for r in rs.reqs.iter() {
+                if let Some(parts) = r.take_for_failover(self, &mut usr) {
+                    failover(&self.core, self, parts, &usr);
+                }
+            }
+        }
+        if self.established.swap(false, Ordering::AcqRel) {
+            self.core.path_down();
+        }
+        // Graceful shutdown: the peer's disconnect events. If the peer is
+        // gone, this waits the whole timeout, as in C.
+        self.wait(CONNECT_TIMEOUT_MS, |p| p.connected_cnt.load(Ordering::Acquire) <= 0);
+        for id in ids.iter() {
+            id.handler().destroyed.store(true, Ordering::Release);
+        }
+        drop(ids);
+        *self.dev.lock() = None;
+    }
+
+    /// `rtrs_rdma_error_recovery()`.
+    pub(crate) fn error_recovery(self: &Arc<Self>) {
+        if self.change_state_from_to(CltState::Connected, CltState::Reconnecting) {
+            DelayedWork::<Path, 1>::schedule(self, &self.core.wq, 0);
+        } else {
+            // Errors while connecting: the waiter cleans up.
+            self.change_state_from_to(CltState::Connecting, CltState::ConnectingErr);
+        }
+    }
+
+    /// `rtrs_clt_close_conns()`: closes the path in the background, and
+    /// waits for it if `wait`.
+    pub(crate) fn close_conns(self: &Arc<Self>, wait: bool) {
+        if self.change_state(CltState::Closing).0 {
+            let _ = self.core.wq.queue().enqueue(self.clone());
+        }
+        if wait {
+            while !self.wait(CONNECT_TIMEOUT_MS, |p| matches!(p.state(), CltState::Closed | CltState::Dead)) {}
+        }
+    }
+
+    /// A response to request `msg_id` (`process_io_rsp()`).
+    pub(crate) fn io_rsp(&self, conn: &CmIdRef<Con>, msg_id: u32, errno: i32, w_inval: bool) {
+        let Ok(rs) = conn.handler().reqs() else {
+            return;
+        };
+        let Some(req) = rs.reqs.get(msg_id as usize) else {
+            pr_err!("{}: response for request {} of {}\n", self.name, msg_id, rs.reqs.len());
+            return;
+        };
+        if w_inval {
+            // The server invalidated our key with SEND_WITH_INV.
+            req.st.lock().need_inval = false;
+        }
+        req.complete(conn, errno, true);
+    }
+
+    /// A new rkey for chunk `id` (RKEY_RSP).
+    pub(crate) fn set_rkey(&self, id: u32, rkey: u32) -> Result {
+        let rs = self.reqset.lock().clone().ok_or(EINVAL)?;
+        let slot = rs.rbufs.get(id as usize).ok_or(EINVAL)?;
+        slot.rkey.store(rkey, Ordering::Release);
+        Ok(())
+    }
+
+    pub(crate) fn hb_received(&self) {
+        self.hb.lock().received();
+    }
+
+    pub(crate) fn hb_acked(&self) {
+        let mut hb = self.hb.lock();
+        hb.ack(now_ns());
+        hb.received();
+    }
+
+    /// Posts a heartbeat or its ack (an empty `RDMA_WRITE_WITH_IMM`).
+    pub(crate) fn send_hb(self: &Arc<Self>, conn: &CmIdRef<Con>, imm: Imm) {
+        let flags = self.signal(conn.handler());
+        let op = SendOp::RdmaWriteWithImm { remote_addr: 0, rkey: 0, imm: imm.encode() };
+        if let Err(e) = conn.post_send(|h: &Con| Ok([SendWr::new(&h.io_cqe, op, &[], flags)])) {
+            pr_err!("{}: send HB failed, errno: {}\n", self.name, e.to_errno());
+            self.error_recovery();
+        }
+    }
+
+    fn signal(&self, con: &Con) -> SendFlags {
+        let n = con.wr_cnt.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+        if rem(n, self.srv().signal_interval) == 0 {
+            SendFlags::SIGNALED
+        } else {
+            SendFlags::empty()
+        }
+    }
+
+    /// Polls poll queue (connection) `cid`.
+    pub(crate) fn poll(&self, cid: u32) -> i32 {
+        self.with_con(cid as u16, |id| id.poll_cq(-1)).map_or(0, |n| n as i32)
+    }
+
+    /// Sends an IO on this path (`rtrs_clt_get_req()` and
+    /// `rtrs_clt_{read,write}_req()`). On error the IO's confirmation and
+    /// pages are back in `parts`, for the next path.
+    pub(crate) fn submit(&self, parts: &mut Submit, fill: &dyn Fn(&mut [u8]) -> Result<usize>) -> Result {
+        let cid = match parts.con_type {
+            ConType::Io => rem(parts.cpu, self.irq_con_num - 1) + 1,
+            ConType::Admin => 0,
+        };
+        self.with_con(cid as u16, |id| {
+            let con = id.handler();
+            let rs = con.reqs()?;
+            let req = rs.reqs.get(parts.idx as usize).ok_or(EINVAL)?;
+            {
+                let mut st = req.st.lock();
+                if st.in_use {
+                    return Err(EBUSY);
+                }
+                st.in_use = true;
+                st.dir = parts.dir;
+                st.data_len = parts.data_len;
+                st.usr_len = parts.usr_len;
+                st.con_type = parts.con_type;
+                st.cpu = parts.cpu;
+                st.mem_off = parts.mem_off;
+                st.conf = parts.conf.take();
+                st.sg = parts.sg.take();
+                st.mapped = None;
+                st.need_inval = false;
+                st.pending = None;
+            }
+            self.inflight.fetch_add(1, Ordering::Relaxed);
+            let ret = self.post_req(id, rs, req, parts, fill);
+            if ret.is_err() {
+                let mut st = req.st.lock();
+                st.in_use = false;
+                st.mapped = None;
+                st.need_inval = false;
+                parts.conf = st.conf.take();
+                parts.sg = st.sg.take();
+                drop(st);
+                self.inflight.fetch_sub(1, Ordering::Relaxed);
+            } else {
+                let d = (parts.dir == Dir::Write) as usize;
+                self.stats.rdma[d][0].fetch_add(1, Ordering::Relaxed);
+                self.stats.rdma[d][1].fetch_add(parts.data_len as u64, Ordering::Relaxed);
+            }
+            ret
+        })
+    }
+
+    fn post_req(
+        &self,
+        id: &CmIdRef<Con>,
+        rs: &ReqSet,
+        req: &super::req::Req,
+        parts: &Submit,
+        fill: &dyn Fn(&mut [u8]) -> Result<usize>,
+    ) -> Result {
+        let srv = self.srv();
+        let read = parts.dir == Dir::Read;
+        let hdr = if read { RdmaRead::SIZE } else { RdmaWrite::SIZE };
+        let tsize = hdr + parts.data_len + parts.usr_len;
+        if tsize > srv.chunk_size as usize {
+            pr_warn!("{}: request failed, size too big {} > {}\n", self.name, tsize, srv.chunk_size);
+            return Err(crate::rb::errno::EMSGSIZE());
+        }
+        let lkey = rs.pd.local_dma_lkey();
+        // Map the user's pages and register them (fast registration).
+        let mapped = {
+            let st = req.st.lock();
+            match st.sg.as_ref() {
+                Some(sg) => {
+                    let dir = if read { DmaDirection::FromDevice } else { DmaDirection::ToDevice };
+                    let m = sg.map(rs.pd.device(), dir)?;
+                    let n = req.mr.map_sg(&m, m.dma_nents(), 4096)?;
+                    if n != m.dma_nents() {
+                        return Err(EINVAL);
+                    }
+                    req.mr.inc_key();
+                    Some(m)
+                }
+                None => None,
+            }
+        };
+        let fr = mapped.is_some();
+        // User message, then the RTRS message, in the request's buffer.
+        let size = {
+            let mut iu = req.iu.lock();
+            let cap = iu.len();
+            iu.fill(0, cap, |buf| {
+                let n = fill(buf)?;
+                let rest = buf.get_mut(n..).ok_or(EINVAL)?;
+                let m = if read {
+                    let desc = [SgDesc {
+                        addr: req.mr.mapping().0,
+                        key: req.mr.rkey(),
+                        len: req.mr.mapping().1 as u32,
+                    }];
+                    let msg = RdmaRead {
+                        usr_len: n as u16,
+                        flags: if fr { MSG_NEED_INVAL_F } else { 0 },
+                        descs: if fr { SgList::new(&desc) } else { SgList::empty() },
+                    };
+                    msg.encode(rest).map_err(kerr)?
+                } else {
+                    RdmaWrite { usr_len: n as u16 }.encode(rest).map_err(kerr)?
+                };
+                Ok(n + m)
+            })?
+        };
+        let iu_addr = req.iu.lock().dma_addr(0)?;
+        let imm = Imm::IoReq { payload: parts.mem_off + (parts.data_len + parts.usr_len) as u32 }.encode();
+        let rbuf = rs.rbufs.get(parts.idx as usize).ok_or(EINVAL)?.get();
+        let flags = self.signal(id.handler());
+        let i = parts.idx as usize;
+        {
+            let mut st = req.st.lock();
+            st.mapped = mapped;
+            st.need_inval = fr;
+        }
+        let ret = if read {
+            let sge = [Sge::new(iu_addr, size as u32, lkey)];
+            let op = SendOp::RdmaWriteWithImm {
+                remote_addr: rbuf.addr + parts.data_len as u64,
+                rkey: rbuf.rkey,
+                imm,
+            };
+            let access = Access::LOCAL_WRITE.union(Access::REMOTE_WRITE);
+            if fr {
+                id.post_send(|h: &Con| {
+                    let r = h.reqs()?.reqs.get(i).ok_or(EINVAL)?;
+                    Ok([
+                        SendWr::new(&h.reg_cqe, SendOp::RegMr { mr: &r.mr, access }, &[], SendFlags::empty()),
+                        SendWr::new(&r.iu_cqe, op, &sge, flags),
+                    ])
+                })
+            } else {
+                id.post_send(|h: &Con| {
+                    let r = h.reqs()?.reqs.get(i).ok_or(EINVAL)?;
+                    Ok([SendWr::new(&r.iu_cqe, op, &sge, flags)])
+                })
+            }
+        } else {
+            let op = SendOp::RdmaWriteWithImm { remote_addr: rbuf.addr, rkey: rbuf.rkey, imm };
+            let iu_sge = Sge::new(iu_addr, size as u32, lkey);
+            if fr {
+                let sge = [req.mr.sge(), iu_sge];
+                id.post_send(|h: &Con| {
+                    let r = h.reqs()?.reqs.get(i).ok_or(EINVAL)?;
+                    Ok([
+                        SendWr::new(&h.reg_cqe, SendOp::RegMr { mr: &r.mr, access: Access::LOCAL_WRITE }, &[], SendFlags::empty()),
+                        SendWr::new(&r.iu_cqe, op, &sge, flags),
+                    ])
+                })
+            } else {
+                let sge = [iu_sge];
+                id.post_send(|h: &Con| {
+                    let r = h.reqs()?.reqs.get(i).ok_or(EINVAL)?;
+                    Ok([SendWr::new(&r.iu_cqe, op, &sge, flags)])
+                })
+            }
+        };
+        if let Err(e) = &ret {
+            pr_err!(
+                "{}: {} request failed: error={}\n",
+                self.name,
+                if read { "Read" } else { "Write" },
+                e.to_errno()
+            );
+        }
+        ret
+    }
+}
+
+impl DelayedWorkItem<0> for Path {
+    /// `hb_work()`.
+    fn run(this: Arc<Self>) {
+        if this.state() != CltState::Connected {
+            return;
+        }
+        let action = this.hb.lock().tick(now_ns());
+        match action {
+            HbAction::Fail => {
+                pr_err!("{}: HB missed max reached.\n", this.name);
+                this.error_recovery();
+                return;
+            }
+            HbAction::Send => {
+                let _ = this.with_con(0, |id| {
+                    this.send_hb(id, Imm::HbMsg);
+                    Ok(())
+                });
+            }
+            HbAction::Skip => {}
+        }
+        let ms = this.hb.lock().interval_ms();
+        DelayedWork::<Path, 0>::schedule(&this, &this.core.wq, ms);
+    }
+}
+
+impl DelayedWorkItem<1> for Path {
+    /// `rtrs_clt_err_recovery_work()`.
+    fn run(this: Arc<Self>) {
+        this.stop_and_destroy_conns();
+        let delay = this.core.reconnect_delay_ms + crate::rb::random::below(RECONNECT_SEED);
+        DelayedWork::<Path, 2>::schedule(&this, &this.core.wq, delay);
+    }
+}
+
+impl DelayedWorkItem<2> for Path {
+    /// `rtrs_clt_reconnect_work()`.
+    fn run(this: Arc<Self>) {
+        if this.state() != CltState::Reconnecting {
+            return;
+        }
+        let max = this.core.max_reconnect_attempts.load(Ordering::Relaxed);
+        if this.attempts.load(Ordering::Relaxed) >= max {
+            // Out of attempts: close the path for good.
+            this.close_conns(false);
+            return;
+        }
+        this.attempts.fetch_add(1, Ordering::Relaxed);
+        crate::rb::random::msleep(RECONNECT_BACKOFF_MS);
+        if this.change_state(CltState::Connecting).0 && this.init().is_err() && this.change_state(CltState::Reconnecting).0 {
+            this.stats.reconnect_fail.fetch_add(1, Ordering::Relaxed);
+            DelayedWork::<Path, 1>::schedule(&this, &this.core.wq, 0);
+        }
+    }
+}
+
+impl WorkItem for Path {
+    type Pointer = Arc<Path>;
+
+    /// `rtrs_clt_close_work()`.
+    fn run(this: Arc<Path>) {
+        DelayedWork::<Path, 1>::cancel_sync(&*this);
+        DelayedWork::<Path, 2>::cancel_sync(&*this);
+        this.stop_and_destroy_conns();
+        this.change_state(CltState::Closed);
+    }
+}

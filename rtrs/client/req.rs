@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+
+//! Request slots (`struct rtrs_clt_io_req`): one per server chunk of a
+//! connected path, with the buffer for the user's message and the RTRS
+//! message, the MR that registers the user's pages, and the state of the IO
+//! in flight.
+
+use super::conn::Con;
+use super::path::Path;
+use crate::proto::msg::Rbuf;
+use crate::rb::kvec::VecExt;
+use crate::rb::rdma::cq::impl_has_cqe;
+use crate::rb::rdma::{CmIdRef, Cqe, CqeHandler, DmaBuf, DmaDirection, Mr, Pd, Wc};
+use crate::rb::rtrs_api::clt::{Confirm, Dir, MappedSg, UserSg};
+use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use kernel::prelude::*;
+use kernel::sync::Arc;
+
+/// What a request slot knows about its IO.
+pub(crate) struct ReqState {
+    pub(crate) in_use: bool,
+    pub(crate) dir: Dir,
+    pub(crate) data_len: usize,
+    pub(crate) usr_len: usize,
+    pub(crate) con_type: crate::rb::rtrs_api::clt::ConType,
+    pub(crate) cpu: u32,
+    pub(crate) mem_off: u32,
+    pub(crate) conf: Option<Confirm>,
+    pub(crate) sg: Option<UserSg>,
+    pub(crate) mapped: Option<MappedSg>,
+    /// The MR still registers the user's pages: invalidate it before the
+    /// pages go back (the server did not with SEND_WITH_INV).
+    pub(crate) need_inval: bool,
+    /// A LOCAL_INV is in flight: `(errno, notify)` of the completion.
+    pub(crate) pending: Option<(i32, bool)>,
+}
+
+impl ReqState {
+    fn idle() -> Self {
+        Self {
+            in_use: false,
+            dir: Dir::Read,
+            data_len: 0,
+            usr_len: 0,
+            con_type: crate::rb::rtrs_api::clt::ConType::Io,
+            cpu: 0,
+            mem_off: 0,
+            conf: None,
+            sg: None,
+            mapped: None,
+            need_inval: false,
+            pending: None,
+        }
+    }
+}
+
+/// One request slot.
+pub(crate) struct Req {
+    /// RDMA-write completions of the request (and their errors).
+    pub(crate) iu_cqe: Cqe<Req, 0>,
+    /// Its LOCAL_INV.
+    pub(crate) inv_cqe: Cqe<Req, 1>,
+    pub(crate) idx: u32,
+    /// User message and RTRS message, RDMA-written to the server.
+    pub(crate) iu: Pin<KBox<SpinLockIrq<DmaBuf>>>,
+    pub(crate) mr: Mr,
+    pub(crate) st: Pin<KBox<SpinLockIrq<ReqState>>>,
+}
+impl_has_cqe!(impl HasCqe<0> for Req { self.iu_cqe });
+impl_has_cqe!(impl HasCqe<1> for Req { self.inv_cqe });
+
+/// A server chunk as the client addresses it; the rkey changes with every
+/// IO when the server re-registers its chunks.
+#[derive(Default)]
+pub(crate) struct RbufSlot {
+    pub(crate) addr: AtomicU64,
+    pub(crate) rkey: AtomicU32,
+}
+
+impl RbufSlot {
+    pub(crate) fn get(&self) -> Rbuf {
+        Rbuf { addr: self.addr.load(Ordering::Acquire), rkey: self.rkey.load(Ordering::Acquire) }
+    }
+
+    pub(crate) fn set(&self, r: Rbuf) {
+        self.addr.store(r.addr, Ordering::Release);
+        self.rkey.store(r.rkey, Ordering::Release);
+    }
+}
+
+/// The request slots and server chunks of one connected period of a path.
+pub(crate) struct ReqSet {
+    pub(crate) reqs: KVec<Req>,
+    pub(crate) rbufs: KVec<RbufSlot>,
+    pub(crate) pd: Arc<Pd>,
+}
+
+impl ReqSet {
+    /// `alloc_path_reqs()`.
+    pub(crate) fn new(pd: &Arc<Pd>, queue_depth: u32, max_hdr_size: u32, max_pages_per_mr: u32) -> Result<Arc<Self>> {
+        let mut reqs = KVec::with_capacity(queue_depth as usize, GFP_KERNEL)?;
+        let mut rbufs = KVec::with_capacity(queue_depth as usize, GFP_KERNEL)?;
+        for idx in 0..queue_depth {
+            let iu = DmaBuf::new(pd.device(), max_hdr_size as usize, DmaDirection::ToDevice)?;
+            reqs.push(
+                Req {
+                    iu_cqe: Cqe::new(),
+                    inv_cqe: Cqe::new(),
+                    idx,
+                    iu: KBox::pin_init(new_spinlock_irq!(iu, "rtrs_clt_req_iu"), GFP_KERNEL)?,
+                    mr: Mr::new(pd, max_pages_per_mr)?,
+                    st: KBox::pin_init(new_spinlock_irq!(ReqState::idle(), "rtrs_clt_req"), GFP_KERNEL)?,
+                },
+                GFP_KERNEL,
+            )?;
+            rbufs.push(RbufSlot::default(), GFP_KERNEL)?;
+        }
+        Ok(Arc::new(Self { reqs, rbufs, pd: pd.clone() }, GFP_KERNEL)?)
+    }
+}
+
+impl Req {
+    /// `complete_rdma_req()` on the IO path: ends the IO with `errno`,
+    /// invalidating the MR first if the server did not; confirms it to the
+    /// user if `notify`.
+    pub(crate) fn complete(&self, conn: &CmIdRef<Con>, errno: i32, notify: bool) {
+        let mut st = self.st.lock();
+        if !st.in_use || st.pending.is_some() {
+            return;
+        }
+        if st.need_inval && st.mapped.is_some() {
+            st.need_inval = false;
+            st.pending = Some((errno, notify));
+            drop(st);
+            let rkey = self.mr.rkey();
+            let i = self.idx as usize;
+            let posted = conn.post_send(|h: &Con| {
+                let r = h.reqs()?.reqs.get(i).ok_or(EINVAL)?;
+                Ok([crate::rb::rdma::SendWr::new(
+                    &r.inv_cqe,
+                    crate::rb::rdma::SendOp::LocalInv(rkey),
+                    &[],
+                    crate::rb::rdma::SendFlags::SIGNALED,
+                )])
+            });
+            match posted {
+                // The invalidation's completion finishes the IO.
+                Ok(()) => return,
+                Err(e) => {
+                    pr_err!("Send INV WR key={:#x}: {}\n", rkey, e.to_errno());
+                    st = self.st.lock();
+                    st.pending = None;
+                }
+            }
+        }
+        let path = &conn.handler().path;
+        Self::finish(st, path, errno, notify);
+    }
+
+    /// Ends the IO: unmaps the user's pages, frees the slot, confirms.
+    fn finish(mut st: kernel::sync::lock::Guard<'_, ReqState, crate::rb::sync::SpinLockIrqBackend>, path: &Path, errno: i32, notify: bool) {
+        st.mapped = None;
+        st.sg = None;
+        st.in_use = false;
+        let conf = st.conf.take();
+        let dir = st.dir;
+        drop(st);
+        path.inflight_dec();
+        if errno != 0 {
+            pr_err!(
+                "IO {} request failed: error={} path={} notify={}\n",
+                if dir == Dir::Write { "write" } else { "read" },
+                errno,
+                path.name(),
+                notify as u8
+            );
+        }
+        if notify {
+            if let Some(c) = conf {
+                c.confirm(errno);
+            }
+        }
+    }
+
+    /// Takes an in-flight IO out of the slot for failover, without
+    /// confirming it (`complete_rdma_req(req, -ECONNABORTED, false, true)`
+    /// with the QP already drained, so no invalidation is needed: the MR
+    /// goes away with the slot). Returns it and the user's message.
+    pub(crate) fn take_for_failover(&self, path: &Path, usr: &mut KVec<u8>) -> Option<super::path::Submit> {
+        let mut st = self.st.lock();
+        if !st.in_use {
+            return None;
+        }
+        st.mapped = None;
+        st.in_use = false;
+        st.pending = None;
+        let parts = super::path::Submit {
+            dir: st.dir,
+            idx: self.idx,
+            con_type: st.con_type,
+            cpu: st.cpu,
+            mem_off: st.mem_off,
+            data_len: st.data_len,
+            usr_len: st.usr_len,
+            conf: st.conf.take(),
+            sg: st.sg.take(),
+        };
+        let usr_len = st.usr_len;
+        drop(st);
+        path.inflight_dec();
+        usr.clear();
+        if usr.extend_with(usr_len, 0, GFP_KERNEL).is_ok() {
+            let _ = self.iu.lock().read(0, usr);
+        }
+        Some(parts)
+    }
+}
+
+impl CqeHandler<0> for Req {
+    type Conn = Con;
+
+    /// An RDMA write of the request completed (only errors matter).
+    fn done(&self, conn: &CmIdRef<Con>, wc: &Wc<'_>) {
+        conn.handler().rdma_done(conn, wc, None);
+    }
+}
+
+impl CqeHandler<1> for Req {
+    type Conn = Con;
+
+    /// `rtrs_clt_inv_rkey_done()`.
+    fn done(&self, conn: &CmIdRef<Con>, wc: &Wc<'_>) {
+        let path = &conn.handler().path;
+        if !wc.is_ok() && !wc.is_flushed() {
+            pr_err!("{}: Failed IB_WR_LOCAL_INV: {}\n", path.name(), wc.status_msg());
+            path.error_recovery();
+        }
+        let mut st = self.st.lock();
+        let Some((errno, notify)) = st.pending.take() else {
+            return;
+        };
+        if !st.in_use {
+            return;
+        }
+        st.need_inval = false;
+        Self::finish(st, path, errno, notify);
+    }
+}

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+
+//! A client session (`struct rtrs_clt_sess`): its paths, their selection
+//! per IO, the link events of the whole session, and the permits.
+
+use super::path::{Path, Submit};
+use crate::common::name::NameBuf;
+use crate::common::{kerr, rem};
+use crate::proto::imm::{imm_bits, MAX_IMM_PAYL_BITS};
+use crate::proto::msg::{check_pathname, Uuid, MAX_PATHS_NUM};
+use crate::proto::path_sel::{MpPolicy, PathIter, PathSnapshot, RrCursor};
+use crate::proto::state::CltState;
+use crate::rb::cpu::{current_cpu, nr_cpu_ids};
+use crate::rb::kvec::VecExt;
+use crate::rb::rtrs_api::clt::{Attrs, CltLinkEv, Dir, LinkOps, OpenArgs, Permits, Request};
+use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
+use crate::rb::workqueue::OwnedQueue;
+use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use kernel::prelude::*;
+use kernel::sync::{Arc, Mutex};
+use kernel::{c_str, new_mutex};
+
+/// Paths an IO's policy looks at, at most (on the stack of the IO path).
+pub(crate) const MAX_SEL_PATHS: usize = 32;
+
+/// `RTRS_MAX_SEGMENTS`: pages of one IO, at most.
+pub(crate) const MAX_SEGMENTS: u32 = 128;
+
+/// What the session learned from its paths' servers.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Limits {
+    pub(crate) queue_depth: u32,
+    pub(crate) max_io_size: u32,
+    pub(crate) max_segments: u32,
+}
+
+/// What paths share: the session as they see it.
+#[pin_data]
+pub(crate) struct Core {
+    pub(crate) name: NameBuf,
+    pub(crate) port: u16,
+    pub(crate) paths_uuid: Uuid,
+    link: LinkOps,
+    pub(crate) reconnect_delay_ms: u32,
+    /// Attempts before a path gives up (unsigned: -1 means forever).
+    pub(crate) max_reconnect_attempts: AtomicU32,
+    pub(crate) mp_policy: AtomicU32,
+    pub(crate) nr_poll_queues: u32,
+    #[pin]
+    pub(crate) paths: SpinLockIrq<KVec<Arc<Path>>>,
+    /// Per-CPU round-robin positions (`usize::MAX`: none).
+    rr: KVec<AtomicUsize>,
+    /// `paths_up`, which starts at `MAX_PATHS_NUM` while the session opens.
+    #[pin]
+    paths_up: Mutex<usize>,
+    /// Paths of the session (`paths_num`).
+    pub(crate) paths_num: AtomicUsize,
+    #[pin]
+    pub(crate) limits: SpinLockIrq<Limits>,
+    pub(crate) wq: OwnedQueue,
+}
+
+impl Core {
+    fn policy(&self) -> MpPolicy {
+        MpPolicy::from_id(self.mp_policy.load(Ordering::Relaxed) as i32).unwrap_or(MpPolicy::MinInflight)
+    }
+
+    /// The paths an IO may try, in the order of the policy, as `Arc`s in
+    /// `out`; returns how many.
+    pub(crate) fn select(&self, out: &mut [Option<Arc<Path>>; MAX_SEL_PATHS]) -> usize {
+        let mut snaps = [PathSnapshot { connected: false, inflight: 0, latency_ns: 0 }; MAX_SEL_PATHS];
+        let paths = self.paths.lock();
+        let n = paths.len().min(MAX_SEL_PATHS);
+        for (s, p) in snaps.iter_mut().zip(paths.iter()) {
+            *s = p.snapshot();
+        }
+        let cpu = rem(current_cpu(), self.rr.len() as u32) as usize;
+        let slot = self.rr.get(cpu);
+        let last = slot.map_or(usize::MAX, |s| s.load(Ordering::Relaxed));
+        let mut cursor = RrCursor::at((last != usize::MAX).then_some(last));
+        let mut k = 0;
+        for i in PathIter::new(&snaps[..n], self.policy(), &mut cursor) {
+            if let (Some(o), Some(p)) = (out.get_mut(k), paths.get(i)) {
+                *o = Some(p.clone());
+                k += 1;
+            }
+        }
+        if let Some(s) = slot {
+            s.store(cursor.get().unwrap_or(usize::MAX), Ordering::Relaxed);
+        }
+        k
+    }
+
+    /// A path came up (`rtrs_clt_path_up()`): `RECONNECTED` when the first
+    /// path is back after all were down (not while the session opens).
+    pub(crate) fn path_up(&self) {
+        let mut up = self.paths_up.lock();
+        *up += 1;
+        let num = self.paths_num.load(Ordering::Relaxed);
+        if *up > MAX_PATHS_NUM && *up == MAX_PATHS_NUM + num {
+            *up = num;
+        } else if *up == 1 {
+            self.link.link_ev(CltLinkEv::Reconnected);
+        }
+    }
+
+    /// An established path went down (`rtrs_clt_path_down()`).
+    pub(crate) fn path_down(&self) {
+        let mut up = self.paths_up.lock();
+        *up = up.saturating_sub(1);
+        if *up == 0 {
+            self.link.link_ev(CltLinkEv::Disconnected);
+        }
+    }
+
+    /// A connected path's server told its limits (`rtrs_rdma_conn_established()`).
+    pub(crate) fn learn(&self, queue_depth: u32, max_io_size: u32, max_segments: u32) {
+        let mut l = self.limits.lock();
+        l.queue_depth = queue_depth;
+        l.max_io_size = match (l.max_io_size, max_io_size) {
+            (0, m) | (m, 0) => m,
+            (a, b) => a.min(b),
+        };
+        l.max_segments = if l.max_segments == 0 { max_segments } else { l.max_segments.min(max_segments) };
+    }
+
+    fn is_connected(&self) -> bool {
+        self.paths.lock().iter().any(|p| p.state() == CltState::Connected)
+    }
+
+    /// `rtrs_clt_query()`.
+    pub(crate) fn query(&self) -> Result<Attrs> {
+        if !self.is_connected() {
+            return Err(Error::from_errno(-(crate::rb::ffi::ECOMM as i32)));
+        }
+        let l = *self.limits.lock();
+        Ok(Attrs {
+            queue_depth: l.queue_depth,
+            max_segments: l.max_segments,
+            max_io_size: l.max_io_size.min(l.max_segments.saturating_mul(4096)),
+        })
+    }
+
+    /// `rtrs_clt_rdma_cq_direct()`: polls poll queue `index` of a connected
+    /// path; -1 if there is none.
+    pub(crate) fn poll(&self, index: u32) -> i32 {
+        let mut paths: [Option<Arc<Path>>; MAX_SEL_PATHS] = Default::default();
+        let n = self.select(&mut paths);
+        let mut cnt = -1;
+        for p in paths[..n].iter().flatten() {
+            if p.state() != CltState::Connected {
+                continue;
+            }
+            cnt = p.poll(index + 1);
+            if cnt != 0 {
+                break;
+            }
+        }
+        cnt
+    }
+}
+
+/// A session as the C user holds it: the shared core and the permits.
+#[pin_data]
+pub(crate) struct Sess {
+    pub(crate) core: Arc<Core>,
+    #[pin]
+    pub(crate) permits: Permits,
+}
+
+impl Sess {
+    /// `rtrs_clt_open()`.
+    pub(crate) fn open(args: OpenArgs<'_>) -> Result<Arc<Self>> {
+        let name = args.sessname.as_bytes();
+        check_pathname(name).map_err(|e| {
+            pr_err!("pathname cannot contain / and .\n");
+            kerr(e)
+        })?;
+        if args.paths.is_empty() || args.paths.len() > MAX_PATHS_NUM {
+            return Err(EINVAL);
+        }
+        let mut sessname = NameBuf::new();
+        if name.len() >= crate::proto::msg::NAME_MAX {
+            return Err(EINVAL);
+        }
+        sessname.set(name);
+        let paths_num = args.paths.len();
+        let mut rr = KVec::with_capacity(nr_cpu_ids() as usize, GFP_KERNEL)?;
+        for _ in 0..nr_cpu_ids() {
+            rr.push(AtomicUsize::new(usize::MAX), GFP_KERNEL)?;
+        }
+        let core = Arc::pin_init(
+            try_pin_init!(Core {
+                name: sessname,
+                port: args.port,
+                paths_uuid: crate::rb::random::uuid(),
+                link: args.link,
+                reconnect_delay_ms: u32::from(args.reconnect_delay_sec) * 1000,
+                max_reconnect_attempts: AtomicU32::new(args.max_reconnect_attempts as i32 as u32),
+                mp_policy: AtomicU32::new(MpPolicy::MinInflight.id() as u32),
+                nr_poll_queues: args.nr_poll_queues,
+                paths <- new_spinlock_irq!(KVec::with_capacity(MAX_PATHS_NUM, GFP_KERNEL)?, "rtrs_clt_paths"),
+                rr,
+                paths_up <- new_mutex!(MAX_PATHS_NUM, "rtrs_clt_paths_up"),
+                paths_num: AtomicUsize::new(paths_num),
+                limits <- new_spinlock_irq!(Limits::default(), "rtrs_clt_limits"),
+                wq: OwnedQueue::new(c_str!("rtrs_client_wq"), 0)?,
+            }? Error),
+            GFP_KERNEL,
+        )?;
+        for (i, (src, dst)) in args.paths.iter().enumerate() {
+            let path = Path::new(&core, *src, *dst, i == 0)?;
+            core.paths.lock().push(path.clone(), GFP_ATOMIC)?;
+            if let Err(e) = path.init() {
+                core.paths.lock().retain(|p| !Arc::ptr_eq(p, &path));
+                path.close_conns(true);
+                Self::close_core(&core);
+                return Err(e);
+            }
+        }
+        let qd = core.limits.lock().queue_depth;
+        let shift = MAX_IMM_PAYL_BITS - imm_bits(qd);
+        let sess_core = core.clone();
+        let sess = Arc::pin_init(
+            try_pin_init!(Sess { core: sess_core, permits <- Permits::new(qd, args.pdu_sz, shift) }? Error),
+            GFP_KERNEL,
+        );
+        match sess {
+            Ok(s) => Ok(s),
+            Err(e) => {
+                Self::close_core(&core);
+                Err(e)
+            }
+        }
+    }
+
+    fn close_core(core: &Arc<Core>) {
+        let paths = core::mem::take(&mut *core.paths.lock());
+        for p in paths.iter() {
+            p.close_conns(true);
+        }
+        core.wq.flush();
+    }
+
+    /// `rtrs_clt_close()`: closes every path, waits for the permits.
+    pub(crate) fn close(self: Arc<Self>) {
+        Self::close_core(&self.core);
+        self.permits.wait_all_free();
+    }
+
+    /// `rtrs_clt_request()`: sends an IO on the first path of the policy
+    /// that takes it.
+    pub(crate) fn request(&self, req: Request<'_>) -> Result {
+        let (con_type, cpu, mem_off) = self.permits.info(req.permit);
+        let usr_len = req.usr.len();
+        let sg_cnt = req.sg.as_ref().map_or(0, |s| s.count()) as usize;
+        let hdr_len = match req.dir {
+            Dir::Read => 8 + sg_cnt * 16,
+            Dir::Write => 4,
+        };
+        let mut parts = Submit {
+            dir: req.dir,
+            idx: req.permit.index(),
+            con_type,
+            cpu,
+            mem_off,
+            data_len: req.data_len,
+            usr_len,
+            conf: Some(req.conf),
+            sg: req.sg,
+        };
+        let mut paths: [Option<Arc<Path>>; MAX_SEL_PATHS] = Default::default();
+        let n = self.core.select(&mut paths);
+        let mut err = crate::rb::errno::ECONNABORTED();
+        for p in paths[..n].iter().flatten() {
+            if p.state() != CltState::Connected {
+                continue;
+            }
+            if usr_len + hdr_len > p.max_hdr_size() as usize {
+                pr_warn!(
+                    "{} request failed, user message size is {} and header length {}, but max size is {}\n",
+                    if req.dir == Dir::Read { "Read" } else { "Write" },
+                    usr_len,
+                    hdr_len,
+                    p.max_hdr_size()
+                );
+                return Err(crate::rb::errno::EMSGSIZE());
+            }
+            match p.submit(&mut parts, &|out: &mut [u8]| req.usr.copy_into(out)) {
+                Ok(()) => return Ok(()),
+                Err(e) => err = e,
+            }
+        }
+        Err(err)
+    }
+}
+
+/// Fails an IO over to another path (`rtrs_clt_failover_req()`): `parts`
+/// and the user's message `usr` as they were on the failed path.
+pub(crate) fn failover(core: &Core, from: &Path, mut parts: Submit, usr: &[u8]) {
+    let mut paths: [Option<Arc<Path>>; MAX_SEL_PATHS] = Default::default();
+    let n = core.select(&mut paths);
+    let mut err = crate::rb::errno::ECONNABORTED();
+    for p in paths[..n].iter().flatten() {
+        if core::ptr::eq(&**p, from) || p.state() != CltState::Connected {
+            continue;
+        }
+        let fill = |out: &mut [u8]| -> Result<usize> {
+            out.get_mut(..usr.len()).ok_or(EINVAL)?.copy_from_slice(usr);
+            Ok(usr.len())
+        };
+        match p.submit(&mut parts, &fill) {
+            Ok(()) => {
+                p.stats_failover();
+                return;
+            }
+            Err(e) => err = e,
+        }
+    }
+    if let Some(conf) = parts.conf.take() {
+        conf.confirm(err.to_errno());
+    }
+}

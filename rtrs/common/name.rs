@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+
+//! Names of sessions and paths.
+
+use crate::proto::msg::NAME_MAX;
+
+/// A session or path name, at most `NAME_MAX - 1` bytes (as the C's
+/// `char sessname[NAME_MAX]`).
+#[derive(Clone, Copy)]
+pub(crate) struct NameBuf {
+    buf: [u8; NAME_MAX],
+    len: usize,
+}
+
+impl NameBuf {
+    /// An empty name.
+    pub(crate) fn new() -> Self {
+        Self { buf: [0; NAME_MAX], len: 0 }
+    }
+
+    /// The name's bytes.
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+
+    /// Sets it to `s`, cut to fit.
+    pub(crate) fn set(&mut self, s: &[u8]) {
+        self.len = s.len().min(self.buf.len() - 1);
+        self.buf[..self.len].copy_from_slice(&s[..self.len]);
+    }
+}
+
+impl core::fmt::Write for NameBuf {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        let n = s.len().min(self.buf.len() - 1 - self.len);
+        self.buf[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
+        self.len += n;
+        Ok(())
+    }
+}
+
+impl core::fmt::Display for NameBuf {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(core::str::from_utf8(self.as_bytes()).unwrap_or("?"))
+    }
+}

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+
+//! RTRS client: the active side of the RDMA transport. A session has one or
+//! more paths to a server, each with a connection per CPU (plus the service
+//! connection and poll queues); IO goes to a server chunk chosen by its
+//! permit, on the path the multipath policy picks, and fails over to another
+//! path when one goes down. Wire- and API-compatible with the C
+//! `rtrs-client.ko` of Linux 6.12.
+
+// `pin_init!` of a path, with its many fields, recurses deeply.
+#![recursion_limit = "256"]
+
+use kernel::prelude::*;
+
+#[path = "../rust-bindings/lib.rs"]
+pub mod rb;
+
+#[path = "proto/mod.rs"]
+pub mod proto;
+
+pub mod common;
+
+#[path = "client/mod.rs"]
+pub mod client;
+
+module! {
+    type: RtrsClient,
+    name: "rtrs_client",
+    author: "rtrs-rs developers",
+    description: "RDMA Transport Client",
+    license: "GPL",
+}
+
+rb::rtrs_api::clt::export_rtrs_clt!(client::Api);
+
+struct RtrsClient;
+
+impl kernel::Module for RtrsClient {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        pr_info!("Loading module rtrs_client, proto {}\n", proto::msg::PROTO_VER_STRING);
+        Ok(RtrsClient)
+    }
+}
