@@ -9,7 +9,7 @@
 use kernel::prelude::*;
 
 #[path = "../rust-bindings/lib.rs"]
-mod rb;
+pub mod rb;
 
 module! {
     type: RtrsCore,

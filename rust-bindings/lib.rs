@@ -8,6 +8,7 @@
 //! (`#[path = "../rust-bindings/lib.rs"] mod rb;`), so each `.ko` links a
 //! private copy of what it uses.
 
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports, unused_macros)]
 
 pub mod ffi;
+pub mod module;
