@@ -13,3 +13,8 @@ int rb_helper_ib_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 {
 	return ib_post_send(qp, wr, bad_wr);
 }
+
+void rb_helper_dev_set_uevent_suppress(struct device *dev, int val)
+{
+	dev_set_uevent_suppress(dev, val);
+}

@@ -12,3 +12,4 @@
 
 pub mod ffi;
 pub mod module;
+pub mod sysfs;
