@@ -12,4 +12,5 @@
 
 pub mod ffi;
 pub mod module;
+pub mod param;
 pub mod sysfs;
