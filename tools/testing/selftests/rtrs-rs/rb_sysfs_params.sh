@@ -6,7 +6,8 @@
 # directories, attributes and links with their modes; attribute writes and
 # their errnos; items created and removing themselves, many times and
 # concurrently with readers; rmmod with items left; nothing left behind and
-# every sysfs object's data freed (the module counts them).
+# every sysfs object's data freed (the module counts them); rmmod while
+# writers add and remove items.
 # timeout=900
 . "$(dirname "$0")/lib.sh"
 
@@ -18,13 +19,13 @@ devpath=/devices/virtual/rb-test/ctl
 events=/tmp/rb-sysfs-uevents
 loops=200
 
-ktap_plan 59
+ktap_plan 64
 
 uevent_pid=
 cleanup() {
 	[ -n "$uevent_pid" ] && kill "$uevent_pid" 2>/dev/null
 	mod_loaded $mod && rmmod $mod
-	rm -f "$events" /tmp/rb-sysfs-*.err
+	rm -f "$events" /tmp/rb-sysfs-*.err /tmp/rb-sysfs-*.n /tmp/rb-sysfs-stop
 }
 trap cleanup EXIT
 
@@ -224,5 +225,47 @@ check "nothing of the class is left" \
 expect "the module freed every sysfs object" "$mod: exit: 0 live objects" \
 	"$(dmesg | grep -o "$mod: exit: .*" | tail -1)"
 check "KOBJ_REMOVE of ctl was sent" wait_for 10 grep -qsx "remove $devpath" "$events"
+
+# --- rmmod under load -------------------------------------------------------
+# Writers add and remove items in a loop while rmmod runs: rmmod fails with
+# EBUSY while a removal holds the module, and then succeeds; stores that run
+# while the module goes away fail, and exit removes what is left.
+churn() { # <prefix>: until stopped; counts its rounds in /tmp/rb-sysfs-<prefix>.n
+	local i=0
+	while [ ! -e /tmp/rb-sysfs-stop ]; do
+		printf '%s\n' $1$i >$ctl/add
+		printf '1\n' >$ctl/items/$1$i/remove
+		i=$((i + 1))
+		echo $i >/tmp/rb-sysfs-$1.n
+	done 2>/dev/null
+}
+rounds() { # <prefix>
+	local n
+	n=$(cat /tmp/rb-sysfs-$1.n 2>/dev/null)
+	echo "${n:-0}"
+}
+rmmod_tries=0
+rmmod_try() {
+	rmmod_tries=$((rmmod_tries + 1))
+	rmmod $mod 2>/dev/null
+}
+rm -f /tmp/rb-sysfs-stop /tmp/rb-sysfs-*.n
+check "insmod again" insmod "$ko"
+churn x &
+xpid=$!
+churn y &
+ypid=$!
+reader &
+rpid=$!
+check "two writers add and remove items" wait_for 60 eval '[ $(rounds x) -ge 20 ] && [ $(rounds y) -ge 20 ]'
+check "rmmod under load (retried while EBUSY)" wait_for 60 rmmod_try
+touch /tmp/rb-sysfs-stop
+wait $xpid $ypid $rpid
+rm -f /tmp/rb-sysfs-stop
+diag "rounds before the module went: x $(rounds x), y $(rounds y); rmmod tries: $rmmod_tries"
+check "nothing of the class is left" \
+	eval "[ ! -e /sys/class/rb-test ] && [ ! -e /sys/devices/virtual/rb-test ] && ! mod_loaded $mod"
+expect "the module freed every sysfs object" "$mod: exit: 0 live objects" \
+	"$(dmesg | grep -o "$mod: exit: .*" | tail -1)"
 check "no kernel warnings" eval "! dmesg_bad"
 ktap_finish
