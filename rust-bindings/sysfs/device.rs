@@ -174,7 +174,8 @@ impl<T: Send + Sync + 'static> Device<T> {
         let name = DeviceName::new(class, name)?;
         let inner = KBox::<DevInner<T>>::pin_init::<Error>(
             try_pin_init!(DevInner {
-                // SAFETY: all-zero is what `device_initialize` expects.
+                // SAFETY: `ffi_init` passes a slot valid for writes of one
+                // `device`; all-zero is what `device_initialize` expects.
                 dev <- Opaque::ffi_init(|slot: *mut ffi::device| unsafe {
                     ptr::write_bytes(slot, 0, 1)
                 }),

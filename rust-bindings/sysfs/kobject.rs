@@ -197,7 +197,8 @@ impl<T: Send + Sync + 'static> Kobject<T> {
         let name = unsafe { new_name(parent, name) }?;
         let inner = KBox::<KobjInner<T>>::pin_init::<Error>(
             try_pin_init!(KobjInner {
-                // SAFETY: all-zero is what `kobject_init` expects.
+                // SAFETY: `ffi_init` passes a slot valid for writes of one
+                // `kobject`; all-zero is what `kobject_init` expects.
                 kobj <- Opaque::ffi_init(|slot: *mut ffi::kobject| unsafe {
                     ptr::write_bytes(slot, 0, 1)
                 }),
