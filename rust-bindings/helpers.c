@@ -134,3 +134,8 @@ bool rb_helper_queue_delayed_work(struct workqueue_struct *wq, struct delayed_wo
 /* linux/smp.h */
 
 unsigned int rb_helper_raw_smp_processor_id(void) { return raw_smp_processor_id(); }
+
+/* linux/device.h */
+
+void rb_helper_dev_set_uevent_suppress(struct device *dev, int val)
+{ dev_set_uevent_suppress(dev, val); }
