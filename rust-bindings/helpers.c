@@ -104,6 +104,13 @@ void rb_helper_spin_lock_bh(spinlock_t *lock) { spin_lock_bh(lock); }
 
 void rb_helper_spin_unlock_bh(spinlock_t *lock) { spin_unlock_bh(lock); }
 
+/* The lock of this module's `Global` cells (rust-bindings/global.rs). */
+static DEFINE_SPINLOCK(rb_global_lock);
+
+void rb_helper_global_lock(void) { spin_lock(&rb_global_lock); }
+
+void rb_helper_global_unlock(void) { spin_unlock(&rb_global_lock); }
+
 /* linux/kernel.h */
 
 void rb_helper_might_sleep(void) { might_sleep(); }

@@ -13,6 +13,7 @@
 pub mod cpu;
 pub mod errno;
 pub mod ffi;
+pub mod global;
 pub mod kvec;
 pub mod module;
 pub mod net;

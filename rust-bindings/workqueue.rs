@@ -170,6 +170,14 @@ impl<T: DelayedWorkItem<ID>, const ID: u64> DelayedWork<T, ID> {
         was_pending
     }
 
+    /// Runs `this`'s item now if it is pending and waits until it is idle
+    /// (`flush_delayed_work`); returns true if it had to wait.
+    pub fn flush(this: &T) -> bool {
+        // SAFETY: the item is initialised (it is part of a constructed `T`);
+        // a pending item is run, not dropped, so its reference goes to `run`.
+        unsafe { ffi::flush_delayed_work(Self::raw(this)) }
+    }
+
     /// # Safety
     ///
     /// Called by the workqueue core for an item scheduled by `schedule`.
