@@ -29,3 +29,12 @@ pub fn from_cm(a: &CmAddr) -> Option<SockAddr> {
         SockAddrKind::Other(_) => None,
     }
 }
+
+/// Whether two rdma_cm addresses name the same host (ports aside), as C's
+/// `sockaddr_cmp()` compares paths.
+pub fn same_addr(a: &CmAddr, b: &CmAddr) -> bool {
+    match (from_cm(a), from_cm(b)) {
+        (Some(a), Some(b)) => a.addr == b.addr,
+        _ => false,
+    }
+}

@@ -5,6 +5,7 @@
 //! immediate data, heartbeats, send-queue credit, INFO_REQ/RSP).
 
 use super::path::Path;
+use crate::proto::state::SrvState;
 use crate::proto::imm::Imm;
 use crate::proto::msg::InfoReq;
 use crate::rb::kvec::VecExt;
@@ -262,6 +263,9 @@ impl CmHandler for Con {
                 self.path.close();
             }
             CmEvent::Disconnected | CmEvent::AddrChange | CmEvent::TimewaitExit | CmEvent::DeviceRemoval => {
+                if self.path.state() == SrvState::Connected {
+                    pr_info!("{}: CM event: {}, closing the path\n", self.path.name(), event.name());
+                }
                 self.path.close();
             }
             _ => pr_err!("Ignoring unexpected CM event {}\n", event.name()),

@@ -19,6 +19,7 @@ pub(crate) mod ctx;
 pub(crate) mod params;
 pub(crate) mod path;
 pub(crate) mod sess;
+pub(crate) mod sysfs;
 
 use crate::rb::rtrs_api::srv::{copy_name, OpSlots, ServerApi, UpperOps, UpperPriv};
 use kernel::prelude::*;

@@ -5,7 +5,29 @@
 
 use crate::common::kerr;
 use crate::proto::imm;
+use crate::rb::param::{module_param, BoolParam, IntParam};
 use kernel::prelude::*;
+
+module_param! {
+    /// `always_invalidate`.
+    static ALWAYS_INVALIDATE: BoolParam = BoolParam::new(true);
+    name: always_invalidate, perm: 0o444,
+    desc: "Invalidate memory registration for contiguous memory regions before accessing.";
+}
+
+module_param! {
+    /// `max_chunk_size`.
+    static MAX_CHUNK_SIZE: IntParam = IntParam::new(imm::DEFAULT_MAX_CHUNK_SIZE as i32);
+    name: max_chunk_size, perm: 0o444,
+    desc: "Max size for each IO request, when change the unit is in byte (default: (128 << 10)KB)";
+}
+
+module_param! {
+    /// `sess_queue_depth`.
+    static SESS_QUEUE_DEPTH: IntParam = IntParam::new(imm::DEFAULT_SESS_QUEUE_DEPTH as i32);
+    name: sess_queue_depth, perm: 0o444,
+    desc: "Number of buffers for pending I/O requests to allocate per session. Maximum: 65535 (default: 512)";
+}
 
 /// Room for the user message and the RTRS message at the end of a chunk
 /// (`MAX_HDR_SIZE`, a page in C).
@@ -27,9 +49,11 @@ impl Params {
     /// The current values.
     pub(crate) fn get() -> Self {
         Self {
-            always_invalidate: true,
-            max_chunk_size: imm::DEFAULT_MAX_CHUNK_SIZE,
-            queue_depth: imm::DEFAULT_SESS_QUEUE_DEPTH,
+            always_invalidate: ALWAYS_INVALIDATE.value(),
+            // Checked at load (`check`); a negative value reads as huge and
+            // fails there too.
+            max_chunk_size: MAX_CHUNK_SIZE.value() as u32,
+            queue_depth: SESS_QUEUE_DEPTH.value() as u32,
         }
     }
 

@@ -6,6 +6,7 @@
 
 use super::conn::Con;
 use super::sess::Session;
+use super::sysfs::PathFiles;
 use crate::proto::hb::{HbAction, Heartbeat};
 use crate::proto::imm::{ChunkLayout, Imm};
 use crate::proto::msg::{
@@ -13,7 +14,7 @@ use crate::proto::msg::{
     NAME_MAX, SERVICE_CON_QUEUE_DEPTH,
 };
 use crate::proto::state::SrvState;
-use crate::common::sockaddr::from_cm;
+use crate::common::sockaddr::same_addr;
 use crate::common::{div, div_ceil, rem};
 pub(crate) use crate::common::name::NameBuf;
 use crate::rb::kvec::VecExt;
@@ -31,10 +32,10 @@ use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use crate::rb::workqueue::{impl_has_delayed_work, DelayedWork, DelayedWorkItem};
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use kernel::prelude::*;
-use kernel::sync::{Arc, CondVar, CondVarTimeoutResult};
+use kernel::sync::{Arc, CondVar, CondVarTimeoutResult, Mutex};
 use kernel::time::Ktime;
 use kernel::workqueue::{impl_has_work, Work, WorkItem};
-use kernel::{new_condvar, new_work};
+use kernel::{new_condvar, new_mutex, new_work};
 
 /// What the server remembers about an IO between the request and the
 /// upper layer's answer. Written before `OpSlots::start` publishes the IO,
@@ -130,17 +131,13 @@ pub(crate) struct Path {
     idle_lock: SpinLockIrq<()>,
     /// RDMA stats (`stats/rdma`): reads and writes, count and bytes.
     pub(crate) stats: [[AtomicU64; 2]; 2],
+    /// The path's sysfs directory, while it has one.
+    #[pin]
+    pub(crate) files: Mutex<Option<PathFiles>>,
 }
 impl_has_delayed_work!(impl HasDelayedWork<0> for Path { self.hb_work });
 impl_has_work! {
     impl HasWork<Path> for Path { self.close_work }
-}
-
-fn same_addr(a: &SockAddr, b: &SockAddr) -> bool {
-    match (from_cm(a), from_cm(b)) {
-        (Some(a), Some(b)) => a.addr == b.addr,
-        _ => false,
-    }
 }
 
 fn now_ns() -> i64 {
@@ -241,6 +238,7 @@ impl Path {
                 idle <- new_condvar!("rtrs_srv_idle"),
                 idle_lock <- new_spinlock_irq!((), "rtrs_srv_idle"),
                 stats: Default::default(),
+                files <- new_mutex!(None, "rtrs_srv_path_files"),
             }? Error),
             GFP_KERNEL,
         )
@@ -388,7 +386,8 @@ impl Path {
         let _ = mr.map.sync_for_cpu(id, max_chunk as usize);
         let mut hdr = [0u8; 8 + SgDesc::SIZE];
         let n = hdr.len().min((max_chunk - off) as usize);
-        if self.sess.pages.read(id as usize, off as usize, &mut hdr[..n]).is_err() {
+        if let Err(e) = self.sess.pages.read(id as usize, off as usize, &mut hdr[..n]) {
+            pr_err!("{}: cannot read the request in chunk {} at {}: {}\n", self.name(), id, off, e.to_errno());
             self.close();
             return;
         }
@@ -432,7 +431,8 @@ impl Path {
             st.rd_key.store(d.map_or(0, |d| d.key), Ordering::Relaxed);
             st.rd_len.store(d.map_or(0, |d| d.len), Ordering::Relaxed);
         }
-        let dir = read.is_some() as usize;
+        // `[READ, WRITE]`, as C's stats.
+        let dir = if read.is_some() { 0 } else { 1 };
         self.stats[dir][0].fetch_add(1, Ordering::Relaxed);
         self.stats[dir][1].fetch_add(u64::from(off), Ordering::Relaxed);
         let op = match self.ops.start(id, self) {
@@ -678,6 +678,7 @@ impl Path {
             return Err(EPERM);
         }
         self.name.lock().set(pathname);
+        PathFiles::add(self)?;
 
         // The chunks' registrations, then the response with their keys.
         let mrs_num = self.mrs.len();
@@ -770,6 +771,7 @@ impl WorkItem for Path {
                 }
             }
         }
+        PathFiles::remove(&this);
         if this.established.swap(false, Ordering::AcqRel) {
             this.sess.path_down();
         }

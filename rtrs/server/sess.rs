@@ -6,6 +6,7 @@
 use super::ctx::Ctx;
 use super::params::Params;
 use super::path::{NameBuf, Path};
+use super::sysfs::SessFiles;
 use crate::proto::msg::Uuid;
 use crate::proto::state::SrvState;
 use crate::rb::rdma::chunk::ChunkPages;
@@ -30,6 +31,9 @@ pub(crate) struct Session {
     /// The upper layer's pointer for this session.
     #[pin]
     pub(crate) priv_: SpinLockIrq<UpperPriv>,
+    /// The session's sysfs directory, while a path has files in it.
+    #[pin]
+    pub(crate) files: Mutex<Option<SessFiles>>,
 }
 
 impl Session {
@@ -44,6 +48,7 @@ impl Session {
                 paths <- new_mutex!(KVec::new(), "rtrs_srv_paths"),
                 paths_up <- new_mutex!(0, "rtrs_srv_paths_up"),
                 priv_ <- new_spinlock_irq!(UpperPriv::null(), "rtrs_srv_priv"),
+                files <- new_mutex!(None, "rtrs_srv_sess_files"),
             }),
             GFP_KERNEL,
         )
