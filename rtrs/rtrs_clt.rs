@@ -8,7 +8,7 @@
 //! `rtrs-client.ko` of Linux 6.12.
 
 // `pin_init!` of a path, with its many fields, recurses deeply.
-#![recursion_limit = "256"]
+#![recursion_limit = "512"]
 
 use kernel::prelude::*;
 
@@ -38,6 +38,18 @@ struct RtrsClient;
 impl kernel::Module for RtrsClient {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         pr_info!("Loading module rtrs_client, proto {}\n", proto::msg::PROTO_VER_STRING);
+        let class = rb::sysfs::Class::new(kernel::c_str!("rtrs-client"))
+            .inspect_err(|e| pr_err!("failed to create rtrs-client dev class: {}\n", e.to_errno()))?;
+        // The cell is empty: only init sets it, and exit empties it.
+        let _ = client::sysfs::CLASS.set(class);
         Ok(RtrsClient)
+    }
+}
+
+impl Drop for RtrsClient {
+    fn drop(&mut self) {
+        // Sessions hold the class too; they are gone, since `rnbd-client`
+        // (our user) closed them before it could unload.
+        drop(client::sysfs::CLASS.take());
     }
 }

@@ -277,6 +277,7 @@ impl Con {
             }
             return;
         }
+        path.stats.completion_on(self.cpu);
         let repost = |id: &CmIdRef<Self>| {
             if let Some(i) = iu {
                 if let Err(e) = Self::post_rsp_iu(id, i) {
@@ -356,9 +357,11 @@ impl Con {
         })?;
         if let Imm::IoRsp { msg_id, errno, w_inval } = Imm::decode(wc.imm_data().unwrap_or(0)) {
             if u32::from(msg.buf_id) != msg_id {
+                pr_err!("{}: rkey response for chunk {} came as the answer to {}\n", path.name(), msg.buf_id, msg_id);
                 return Err(EINVAL);
             }
-            path.set_rkey(msg_id, msg.rkey)?;
+            path.set_rkey(msg_id, msg.rkey)
+                .inspect_err(|_| pr_err!("{}: rkey response for unknown chunk {}\n", path.name(), msg_id))?;
             path.io_rsp(id, msg_id, errno, w_inval);
         }
         Ok(())
@@ -414,7 +417,10 @@ impl CqeHandler<3> for Con {
     fn done(&self, conn: &CmIdRef<Con>, wc: &Wc<'_>) {
         let rx = self.info_bufs.lock().1.take();
         let ok = match (wc.is_ok(), rx) {
-            (true, Some(rx)) => self.path.info_rsp(conn, &rx, wc.byte_len() as usize),
+            (true, Some(rx)) => {
+                self.path.stats.completion_on(self.cpu);
+                self.path.info_rsp(conn, &rx, wc.byte_len() as usize)
+            }
             (false, _) => {
                 pr_err!("{}: Path info response recv failed: {}\n", self.path.name(), wc.status_msg());
                 Err(EIO)
@@ -444,8 +450,11 @@ impl CmHandler for Con {
                 Err(e) => Some(e.to_errno()),
             },
             CmEvent::Rejected { reason, private_data } => Some(self.rejected(*private_data, *reason)),
-            CmEvent::Disconnected => Some(crate::rb::errno::ECONNRESET().to_errno()),
-            CmEvent::ConnectError(_) | CmEvent::Unreachable(_) | CmEvent::AddrChange | CmEvent::TimewaitExit => {
+            CmEvent::ConnectError(_)
+            | CmEvent::Unreachable(_)
+            | CmEvent::Disconnected
+            | CmEvent::AddrChange
+            | CmEvent::TimewaitExit => {
                 pr_warn!("{}: CM error (CM event: {})\n", self.path.name(), event.name());
                 Some(crate::rb::errno::ECONNRESET().to_errno())
             }

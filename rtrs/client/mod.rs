@@ -20,6 +20,7 @@ pub(crate) mod conn;
 pub(crate) mod path;
 pub(crate) mod req;
 pub(crate) mod sess;
+pub(crate) mod sysfs;
 
 use crate::rb::rtrs_api::clt::{Attrs, ClientApi, OpenArgs, Permits, Request};
 use kernel::prelude::*;

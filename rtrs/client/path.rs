@@ -8,6 +8,7 @@
 use super::conn::{Con, CONNECT_TIMEOUT_MS};
 use super::req::ReqSet;
 use super::sess::{failover, Core, MAX_SEGMENTS};
+use super::sysfs::PathFiles;
 use crate::common::name::NameBuf;
 use crate::common::{kerr, rem};
 use crate::proto::hb::{HbAction, Heartbeat};
@@ -65,21 +66,81 @@ struct DevInfo {
     max_pages_per_mr: u32,
 }
 
-/// Path statistics.
-#[derive(Default)]
+/// Path statistics (`struct rtrs_clt_stats`), shown in `stats/`.
 pub(crate) struct Stats {
     pub(crate) failover_cnt: AtomicU64,
-    pub(crate) reconnect_ok: AtomicU32,
-    pub(crate) reconnect_fail: AtomicU32,
+    /// Successful (re)connects, -1 until the first one, as in C.
+    pub(crate) reconnect_ok: AtomicI32,
+    pub(crate) reconnect_fail: AtomicI32,
     /// `[READ, WRITE]` x `[count, bytes]`.
     pub(crate) rdma: [[AtomicU64; 2]; 2],
+    /// Per CPU: completions of its connection that ran elsewhere.
+    pub(crate) migr_from: KVec<AtomicI32>,
+    /// Per CPU: completions that ran on it for another CPU's connection.
+    pub(crate) migr_to: KVec<AtomicI32>,
+}
+
+impl Stats {
+    fn new() -> Result<Self> {
+        let per_cpu = || -> Result<KVec<AtomicI32>> {
+            let n = crate::rb::cpu::nr_cpu_ids() as usize;
+            let mut v = KVec::with_capacity(n, GFP_KERNEL)?;
+            for _ in 0..n {
+                v.push(AtomicI32::new(0), GFP_KERNEL)?;
+            }
+            Ok(v)
+        };
+        Ok(Self {
+            failover_cnt: AtomicU64::new(0),
+            reconnect_ok: AtomicI32::new(-1),
+            reconnect_fail: AtomicI32::new(0),
+            rdma: Default::default(),
+            migr_from: per_cpu()?,
+            migr_to: per_cpu()?,
+        })
+    }
+
+    /// A completion for connection CPU `con_cpu` ran on this CPU
+    /// (`rtrs_clt_update_wc_stats()`).
+    pub(crate) fn completion_on(&self, con_cpu: u32) {
+        let cpu = crate::rb::cpu::current_cpu();
+        if cpu != con_cpu {
+            if let Some(c) = self.migr_to.get(cpu as usize) {
+                c.fetch_add(1, Ordering::Relaxed);
+            }
+            if let Some(c) = self.migr_from.get(con_cpu as usize) {
+                c.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    pub(crate) fn reset_rdma(&self) {
+        for d in self.rdma.iter().flatten() {
+            d.store(0, Ordering::Relaxed);
+        }
+        self.failover_cnt.store(0, Ordering::Relaxed);
+    }
+
+    pub(crate) fn reset_cpu_migr(&self) {
+        for c in Iterator::chain(self.migr_from.iter(), self.migr_to.iter()) {
+            c.store(0, Ordering::Relaxed);
+        }
+    }
+
+    pub(crate) fn reset_reconnects(&self) {
+        self.reconnect_ok.store(0, Ordering::Relaxed);
+        self.reconnect_fail.store(0, Ordering::Relaxed);
+    }
 }
 
 #[pin_data]
 pub(crate) struct Path {
     pub(crate) core: Arc<Core>,
     pub(crate) uuid: Uuid,
-    src: Option<SockAddr>,
+    /// The source address: the user's, or the one the first connection
+    /// was bound to (`s.src_addr`); reconnects use it.
+    #[pin]
+    src: SpinLockIrq<Option<SockAddr>>,
     dst: SockAddr,
     name: NameBuf,
     /// Connections: the service one, one per CPU, then the poll queues.
@@ -122,6 +183,9 @@ pub(crate) struct Path {
     pub(crate) stats: Stats,
     #[pin]
     hca: SpinLockIrq<(NameBuf, u32)>,
+    /// The path's sysfs directory, while it has one.
+    #[pin]
+    pub(crate) files: Mutex<Option<PathFiles>>,
 }
 impl_has_delayed_work!(impl HasDelayedWork<0> for Path { self.hb_work });
 impl_has_delayed_work!(impl HasDelayedWork<1> for Path { self.recovery_work });
@@ -152,7 +216,7 @@ impl Path {
             try_pin_init!(Path {
                 core: core.clone(),
                 uuid: crate::rb::random::uuid(),
-                src,
+                src <- new_spinlock_irq!(src, "rtrs_clt_src"),
                 dst,
                 name,
                 con_num,
@@ -177,8 +241,9 @@ impl Path {
                 reconnect_work <- DelayedWork::new(),
                 close_work <- new_work!("rtrs_clt_close"),
                 inflight: AtomicI32::new(0),
-                stats: Stats::default(),
+                stats: Stats::new()?,
                 hca <- new_spinlock_irq!((NameBuf::new(), 0), "rtrs_clt_hca"),
+                files <- new_mutex!(None, "rtrs_clt_path_files"),
             }? Error),
             GFP_KERNEL,
         )
@@ -327,6 +392,7 @@ impl Path {
             hca.0.set(dev.name().as_bytes());
             hca.1 = id.port_num();
         }
+        *self.src.lock() = Some(id.src_addr());
         self.for_new.store(true, Ordering::Relaxed);
         Ok(())
     }
@@ -339,7 +405,8 @@ impl Path {
         id.set_reuseaddr(true)?;
         let slot = self.cons.get(cid as usize).ok_or(EINVAL)?;
         *slot.lock() = Some(id);
-        let ret = self.with_con(cid, |id| id.resolve_addr(self.src.as_ref(), &self.dst, CONNECT_TIMEOUT_MS));
+        let src = *self.src.lock();
+        let ret = self.with_con(cid, |id| id.resolve_addr(src.as_ref(), &self.dst, CONNECT_TIMEOUT_MS));
         if let Err(e) = ret {
             pr_err!("{}: Failed to resolve address, err: {}\n", self.name, e.to_errno());
             return Err(e);
@@ -454,9 +521,9 @@ impl Path {
         match ret {
             Ok(()) => {
                 self.core.path_up();
+                self.stats.reconnect_ok.fetch_add(1, Ordering::Relaxed);
                 self.established.store(true, Ordering::Release);
                 self.attempts.store(0, Ordering::Relaxed);
-                self.stats.reconnect_ok.fetch_add(1, Ordering::Relaxed);
                 self.hb.lock().stop();
                 DelayedWork::<Path, 0>::schedule(self, &self.core.wq, self.hb.lock().interval_ms());
                 Ok(())
@@ -551,6 +618,61 @@ impl Path {
         if wait {
             while !self.wait(CONNECT_TIMEOUT_MS, |p| matches!(p.state(), CltState::Closed | CltState::Dead)) {}
         }
+    }
+
+    /// sysfs `reconnect` (`rtrs_clt_reconnect_from_sysfs()`): reconnects
+    /// now and waits for the outcome. `EBUSY` unless the path is connected,
+    /// closed or already reconnecting; `ENOTCONN` if it did not come up.
+    pub(crate) fn reconnect_now(self: &Arc<Self>) -> Result {
+        let (changed, old) = self.change_state(CltState::Reconnecting);
+        if changed {
+            self.attempts.store(0, Ordering::Relaxed);
+            self.stop_and_destroy_conns();
+            DelayedWork::<Path, 2>::schedule(self, &self.core.wq, 0);
+        }
+        if !changed && old != CltState::Reconnecting {
+            return Err(EBUSY);
+        }
+        DelayedWork::<Path, 2>::flush(self);
+        if self.state() == CltState::Connected {
+            Ok(())
+        } else {
+            Err(crate::rb::errno::ENOTCONN())
+        }
+    }
+
+    /// Closes the path for good (the first half of
+    /// `rtrs_clt_remove_path_from_sysfs()`): true if this call made it
+    /// `DEAD`, false if someone else did.
+    pub(crate) fn kill(self: &Arc<Self>) -> bool {
+        loop {
+            self.close_conns(true);
+            let (changed, old) = self.change_state(CltState::Dead);
+            if changed || old == CltState::Dead {
+                return changed;
+            }
+        }
+    }
+
+    /// The HCA and port of the last connection (sysfs `hca_name`,
+    /// `hca_port`).
+    pub(crate) fn hca(&self) -> (NameBuf, u32) {
+        *self.hca.lock()
+    }
+
+    /// Source (resolved once connected) and destination address.
+    pub(crate) fn addrs(&self) -> (Option<SockAddr>, SockAddr) {
+        (*self.src.lock(), self.dst)
+    }
+
+    /// The last heartbeat round trip (sysfs `cur_latency`).
+    pub(crate) fn cur_latency_ns(&self) -> i64 {
+        self.hb.lock().latency_ns()
+    }
+
+    /// IO in flight on the path.
+    pub(crate) fn inflight(&self) -> i32 {
+        self.inflight.load(Ordering::Relaxed)
     }
 
     /// A response to request `msg_id` (`process_io_rsp()`).
@@ -655,7 +777,8 @@ impl Path {
             } else {
                 let d = (parts.dir == Dir::Write) as usize;
                 self.stats.rdma[d][0].fetch_add(1, Ordering::Relaxed);
-                self.stats.rdma[d][1].fetch_add(parts.data_len as u64, Ordering::Relaxed);
+                let bytes = parts.data_len as u64 + parts.usr_len as u64;
+                self.stats.rdma[d][1].fetch_add(bytes, Ordering::Relaxed);
             }
             ret
         })

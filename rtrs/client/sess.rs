@@ -4,7 +4,9 @@
 //! per IO, the link events of the whole session, and the permits.
 
 use super::path::{Path, Submit};
+use super::sysfs::{PathFiles, SessDev};
 use crate::common::name::NameBuf;
+use crate::common::sockaddr::same_addr;
 use crate::common::{kerr, rem};
 use crate::proto::imm::{imm_bits, MAX_IMM_PAYL_BITS};
 use crate::proto::msg::{check_pathname, Uuid, MAX_PATHS_NUM};
@@ -12,7 +14,9 @@ use crate::proto::path_sel::{MpPolicy, PathIter, PathSnapshot, RrCursor};
 use crate::proto::state::CltState;
 use crate::rb::cpu::{current_cpu, nr_cpu_ids};
 use crate::rb::kvec::VecExt;
+use crate::rb::rdma::SockAddr;
 use crate::rb::rtrs_api::clt::{Attrs, CltLinkEv, Dir, LinkOps, OpenArgs, Permits, Request};
+use crate::rb::sysfs::Kobject;
 use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use crate::rb::workqueue::OwnedQueue;
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -124,6 +128,49 @@ impl Core {
         l.max_segments = if l.max_segments == 0 { max_segments } else { l.max_segments.min(max_segments) };
     }
 
+    /// sysfs `add_path` (`rtrs_clt_create_path_from_sysfs()`): connects a
+    /// new path and adds its directory to `dir`. `EEXIST` for a path the
+    /// session has.
+    pub(crate) fn add_path(core: &Arc<Core>, src: Option<SockAddr>, dst: SockAddr, dir: &Kobject<()>) -> Result {
+        let dup = core.paths.lock().iter().any(|p| {
+            let (psrc, pdst) = p.addrs();
+            same_addr(&pdst, &dst)
+                && match (src.as_ref(), psrc.as_ref()) {
+                    (Some(a), Some(b)) => same_addr(a, b),
+                    _ => true,
+                }
+        });
+        if dup {
+            pr_err!("<{}>: add_path: the session has a path to that address\n", core.name);
+            return Err(EEXIST);
+        }
+        // The first path after all were removed is like a new session for
+        // the server.
+        let for_new = core.paths_num.load(Ordering::Relaxed) == 0;
+        let path = Path::new(core, src, dst, for_new)?;
+        // Added before init, since init fires the link events; IO does not
+        // pick a path that is not connected.
+        core.paths.lock().push(path.clone(), GFP_ATOMIC)?;
+        core.paths_num.fetch_add(1, Ordering::Relaxed);
+        let ret = path.init().and_then(|()| PathFiles::add(dir, &path));
+        if ret.is_err() {
+            core.remove_path(&path);
+            path.close_conns(true);
+            PathFiles::remove(&path);
+        }
+        ret
+    }
+
+    /// Takes `path` out of the session (`rtrs_clt_remove_path_from_arr()`).
+    pub(crate) fn remove_path(&self, path: &Arc<Path>) {
+        let mut paths = self.paths.lock();
+        let before = paths.len();
+        paths.retain(|p| !Arc::ptr_eq(p, path));
+        if paths.len() != before {
+            self.paths_num.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
     fn is_connected(&self) -> bool {
         self.paths.lock().iter().any(|p| p.state() == CltState::Connected)
     }
@@ -160,12 +207,15 @@ impl Core {
     }
 }
 
-/// A session as the C user holds it: the shared core and the permits.
+/// A session as the C user holds it: the shared core, the permits and the
+/// session's sysfs device.
 #[pin_data]
 pub(crate) struct Sess {
     pub(crate) core: Arc<Core>,
     #[pin]
     pub(crate) permits: Permits,
+    #[pin]
+    dev: Mutex<Option<SessDev>>,
 }
 
 impl Sess {
@@ -208,43 +258,75 @@ impl Sess {
             }? Error),
             GFP_KERNEL,
         )?;
-        for (i, (src, dst)) in args.paths.iter().enumerate() {
-            let path = Path::new(&core, *src, *dst, i == 0)?;
-            core.paths.lock().push(path.clone(), GFP_ATOMIC)?;
-            if let Err(e) = path.init() {
-                core.paths.lock().retain(|p| !Arc::ptr_eq(p, &path));
-                path.close_conns(true);
-                Self::close_core(&core);
-                return Err(e);
-            }
+        let paths = args.paths;
+        let dev = SessDev::new(&core)?;
+        if let Err(e) = Self::open_paths(&core, &dev, &paths) {
+            Self::close_core(&core, dev);
+            return Err(e);
         }
         let qd = core.limits.lock().queue_depth;
         let shift = MAX_IMM_PAYL_BITS - imm_bits(qd);
+        let pdu_sz = args.pdu_sz;
         let sess_core = core.clone();
         let sess = Arc::pin_init(
-            try_pin_init!(Sess { core: sess_core, permits <- Permits::new(qd, args.pdu_sz, shift) }? Error),
+            try_pin_init!(Sess {
+                core: sess_core,
+                permits <- Permits::new(qd, pdu_sz, shift),
+                dev <- new_mutex!(None, "rtrs_clt_sess_dev"),
+            }? Error),
             GFP_KERNEL,
         );
         match sess {
-            Ok(s) => Ok(s),
+            Ok(sess) => {
+                // From here on the session owns the device, and `close` tears down.
+                *sess.dev.lock() = Some(dev);
+                Ok(sess)
+            }
             Err(e) => {
-                Self::close_core(&core);
+                pr_err!("{}: cannot allocate the session: {}\n", core.name, e.to_errno());
+                Self::close_core(&core, dev);
                 Err(e)
             }
         }
     }
 
-    fn close_core(core: &Arc<Core>) {
+    /// Connects the paths given to `open` and adds their directories.
+    fn open_paths(core: &Arc<Core>, dev: &SessDev, paths: &[(Option<SockAddr>, SockAddr)]) -> Result {
+        for (i, (src, dst)) in paths.iter().enumerate() {
+            let path = Path::new(core, *src, *dst, i == 0)?;
+            core.paths.lock().push(path.clone(), GFP_ATOMIC)?;
+            if let Err(e) = path.init().and_then(|()| dev.add_path_files(&path)) {
+                core.paths.lock().retain(|p| !Arc::ptr_eq(p, &path));
+                path.close_conns(true);
+                PathFiles::remove(&path);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Closes every path and removes the session from sysfs: first no new
+    /// paths (`paths/` taken out, after a running `add_path`), then the
+    /// paths and their directories, then `paths/`, then the device (after
+    /// running stores of its files).
+    fn close_core(core: &Arc<Core>, dev: SessDev) {
+        let dir = dev.close_paths_dir();
         let paths = core::mem::take(&mut *core.paths.lock());
         for p in paths.iter() {
             p.close_conns(true);
+            PathFiles::remove(p);
         }
+        drop(dir);
+        drop(dev);
         core.wq.flush();
     }
 
     /// `rtrs_clt_close()`: closes every path, waits for the permits.
     pub(crate) fn close(self: Arc<Self>) {
-        Self::close_core(&self.core);
+        let dev = self.dev.lock().take();
+        if let Some(dev) = dev {
+            Self::close_core(&self.core, dev);
+        }
         self.permits.wait_all_free();
     }
 
