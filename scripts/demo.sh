@@ -4,8 +4,9 @@
 # memory-backed null_blk over RNBD; the client maps it as /dev/rnbd0, runs fio
 # on it and shows what sysfs says about the session, the path and the device.
 #
-# For now both sides are the C RNBD/RTRS modules of the test kernel (the
-# reference our Rust modules replace; see README.md for the state of each).
+# RTRS (rtrs-core, rtrs-client, rtrs-server) is ours, in Rust; RNBD is still
+# the C rnbd-client and rnbd-server of the test kernel, which load on top of
+# ours unchanged (see README.md for the state of each module).
 . /opt/rtrs-rs/selftests/lib.sh
 
 sess=demo
@@ -22,22 +23,26 @@ rdma link show | sed 's/^/  client: /'
 on_server 'rdma link show' | sed 's/^/  server: /'
 
 say "server: null_blk (1 GiB, memory backed) exported by rnbd-server"
-on_server 'modprobe null_blk nr_devices=1 gb=1 memory_backed=1 && modprobe rnbd-server' ||
-	die "cannot load the server modules"
-on_server 'for m in rtrs_core rtrs_server rnbd_server; do
-	printf "  %-12s %s\n" $m "$(modinfo -F filename $m)"; done'
+on_server srv_stack_load rtrs || die "cannot load the server modules"
+on_server stack_files | sed 's/^/  server: /'
 
-say "client: map server:/dev/nullb0 over RTRS"
-modprobe rnbd-client || die "cannot load rnbd-client"
-opts="sessname=$sess path=ip:$CLIENT_IP0@ip:$SERVER_IP0 device_path=/dev/nullb0"
+say "client: map server:/dev/nullb0 over RTRS, one path per link"
+clt_stack_load rtrs || die "cannot load the client modules"
+stack_files | sed 's/^/  client: /'
+opts="sessname=$sess path=ip:$CLIENT_IP0@ip:$SERVER_IP0 path=ip:$CLIENT_IP1@ip:$SERVER_IP1 device_path=/dev/nullb0"
 echo "  echo '$opts' > /sys/class/rnbd-client/ctl/map_device"
 echo "$opts" >/sys/class/rnbd-client/ctl/map_device || die "map_device failed"
 wait_for 60 test -b /dev/rnbd0 || die "/dev/rnbd0 did not appear"
-path=$(echo /sys/class/rtrs-client/$sess/paths/*)
-wait_for 30 grep -qx connected "$path/state" || die "path not connected"
+paths=(/sys/class/rtrs-client/$sess/paths/*)
+for path in "${paths[@]}"; do
+	wait_for 30 grep -qx connected "$path/state" || die "path $path not connected"
+done
 show /sys/block/rnbd0/rnbd/{state,session,mapping_path,access_mode} /sys/block/rnbd0/size
-show "$path"/{state,hca_name,hca_port,src_addr,dst_addr} \
-	/sys/class/rtrs-client/$sess/{mpath_policy,max_reconnect_attempts}
+for path in "${paths[@]}"; do
+	show "$path"/{state,hca_name,hca_port,src_addr,dst_addr}
+done
+show /sys/class/rtrs-client/$sess/{mpath_policy,max_reconnect_attempts}
+on_server "for p in /sys/class/rtrs-server/$sess/paths/*; do echo \"  server: \${p#/sys/}\"; done"
 
 say "fio on /dev/rnbd0: 64 MiB written and verified (crc32c), then 15 s of 4k random reads at QD64"
 fio --name=verify --filename=/dev/rnbd0 --ioengine=libaio --direct=1 --rw=write \
@@ -46,11 +51,14 @@ fio --name=verify --filename=/dev/rnbd0 --ioengine=libaio --direct=1 --rw=write 
 fio --name=randread --filename=/dev/rnbd0 --ioengine=libaio --direct=1 --rw=randread \
 	--bs=4k --iodepth=64 --time_based --runtime=15 |
 	grep -E 'IOPS=|err=|clat percentiles|99.00th'
-show "$path"/stats/{rdma,reconnects,cpu_migration_from}
+echo "  stats/rdma per path: <reads> <bytes read> <writes> <bytes written> <in flight> <failed over>"
+for path in "${paths[@]}"; do
+	show "$path"/stats/{rdma,reconnects}
+done
 
 say "unmap"
 echo normal >/sys/block/rnbd0/rnbd/unmap_device || die "unmap failed"
 wait_for 30 test ! -e /dev/rnbd0 && echo "  /dev/rnbd0 is gone"
 rmmod rnbd_client rtrs_client rtrs_core
-on_server 'rmmod rnbd_server rtrs_server rtrs_core null_blk'
+on_server 'wait_for 30 eval "rmmod rnbd_server && rmmod rtrs_server && rmmod rtrs_core" && rmmod null_blk'
 say "done"

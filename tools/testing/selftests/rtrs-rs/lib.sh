@@ -225,3 +225,27 @@ fio_verify() {
 	echo "$out" | grep -E 'IOPS=|err=|verify:|error|bad' | sed 's/^/# /'
 	return $rc
 }
+
+# sysfs_tree <dir>: "<mode> <path>" of everything below <dir>, directories
+# ending in /, sorted: what a drop-in must have, down to the file modes.
+sysfs_tree() {
+	local f
+	(cd "$1" && find . -mindepth 1 | while read -r f; do
+		if [ -d "$f" ] && ! [ -L "$f" ]; then
+			echo "$(stat -c %a "$f") ${f#./}/"
+		else
+			echo "$(stat -c %a "$f") ${f#./}"
+		fi
+	done) | sort
+}
+
+# try_write <dir> <file> <value>: writes <value> to <dir>/<file>; prints
+# "<file> <value>: ok" or the error ("... : Invalid argument").
+try_write() {
+	local err
+	if err=$( (printf '%s\n' "$3" >"$1/$2") 2>&1); then
+		echo "$2 $3: ok"
+	else
+		echo "$2 $3: ${err##*: }"
+	fi
+}

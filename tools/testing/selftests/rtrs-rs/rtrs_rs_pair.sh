@@ -1,0 +1,133 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# timeout=1200
+# Our rtrs-client and our rtrs-server, under the C rnbd modules, with two
+# paths. The C server maps the same device first as a reference: its
+# sysfs tree, what its files show and how they answer writes must be ours.
+# Then: the server's module parameters are C's; verified IO over both paths
+# (the server counts it on each); a path the server disconnects during IO
+# fails over and the client reconnects it by itself; unmap and unload on
+# both sides. Last, the parameters take effect: with always_invalidate=N,
+# sess_queue_depth=128 and max_chunk_size=65536 the disk has 128 tags and
+# 60 KiB IOs, and IO of every size up to that verifies.
+. "$(dirname "$0")/lib.sh"
+
+sess=rs-pair
+ccls=/sys/class/rtrs-client
+p0=ip:$CLIENT_IP0@ip:$SERVER_IP0
+p1=ip:$CLIENT_IP1@ip:$SERVER_IP1
+ref=/tmp/rtrs-pair-ref
+ours=/tmp/rtrs-pair-ours
+ktap_plan 30
+
+cleanup() {
+	wait
+	[ -e /sys/block/rnbd0/rnbd/unmap_device ] && echo force >/sys/block/rnbd0/rnbd/unmap_device
+	unload_rnbd_rtrs
+	on_server 'unload_rnbd_rtrs; rmmod null_blk 2>/dev/null; true'
+}
+trap cleanup EXIT
+
+map() {
+	echo "sessname=$sess path=ip:$SERVER_IP0 path=ip:$SERVER_IP1 device_path=/dev/nullb0" \
+		>/sys/class/rnbd-client/ctl/map_device
+}
+state_is() { [ "$(cat "$ccls/$sess/paths/$1/state" 2>/dev/null)" = "$2" ]; }
+both_connected() { state_is "$p0" connected && state_is "$p1" connected; }
+unmap() { echo normal >/sys/block/rnbd0/rnbd/unmap_device; }
+clt_sess_gone() { ! [ -e "$ccls/$sess" ]; }
+
+# On the server: the session's tree, what its files show, their answers to
+# writes (run there with `on_server "$(declare -f srv_record); srv_record"`).
+srv_record() {
+	local d=/sys/class/rtrs-server/rs-pair p f
+	sysfs_tree "$d"
+	for p in "$d"/paths/*; do
+		for f in hca_name hca_port src_addr dst_addr disconnect; do
+			printf '== %s/%s\n' "${p##*/}" "$f"
+			cat "$p/$f"
+		done
+		printf '== stats/rdma fields: %s\n' "$(wc -w <"$p/stats/rdma")"
+		try_write "$p" disconnect 0
+		try_write "$p" stats/rdma 0
+		try_write "$p" stats/rdma 1
+		cat "$p/stats/rdma"
+	done
+}
+srv() { on_server "$(declare -f srv_record); $*"; }
+# srv_writes <path>: writes the server counted on path <client@server>.
+srv_writes() { srv "set -- \$(cat /sys/class/rtrs-server/$sess/paths/$1/stats/rdma); echo \$3"; }
+
+rxe_up || bail "rxe did not come up"
+
+# The reference: the C server (and client).
+on_server srv_stack_load c && clt_stack_load c || bail "cannot load the C stacks"
+map && wait_for 60 test -b /dev/rnbd0 && wait_for 30 both_connected ||
+	bail "the C stacks cannot map the device over two paths"
+mkdir -p "$ref" "$ours"
+srv srv_record >"$ref/srv" || bail "cannot record the C server's sysfs"
+unmap && wait_for 30 clt_sess_gone || bail "the C client cannot unmap"
+unload_rnbd_rtrs
+
+check "server: our rtrs-server loads" on_server srv_stack_load rtrs
+check "client: our rtrs-client loads" clt_stack_load rtrs
+stack_files | sed 's/^/# client| /'
+on_server stack_files | sed 's/^/# server| /'
+check "server: the module parameters are C's (modinfo -p)" on_server \
+	'diff <(modinfo -p $MODDIR/rtrs-server.ko | sort) <(modinfo -p "$(c_module rtrs-server)" | sort)'
+check "server: the parameters read back with C's defaults" eval \
+	'[ "$(on_server "cd /sys/module/rtrs_server/parameters && cat always_invalidate max_chunk_size sess_queue_depth" | tr "\n" " ")" = "Y 131072 512 " ]'
+check "map_device with two paths" map
+check "/dev/rnbd0 appears" wait_for 60 test -b /dev/rnbd0
+check "both paths are connected" wait_for 30 both_connected
+check "server: the session's sysfs is C's (tree, contents, writes)" \
+	eval 'srv srv_record >"$ours/srv" && diff -u "$ref/srv" "$ours/srv"'
+
+check "mpath_policy round-robin" eval "echo round-robin >$ccls/$sess/mpath_policy"
+check "4k-124k random writes, QD32, verified" \
+	fio_verify /dev/rnbd0 --rw=randwrite --bsrange=4k-124k --iodepth=32 --size=32M
+w0=$(srv_writes "$p0") w1=$(srv_writes "$p1")
+diag "writes the server counted per path: $w0 $w1"
+check "server: both paths carried writes" eval '[ "${w0:-0}" -gt 100 ] && [ "${w1:-0}" -gt 100 ]'
+check "124k sequential writes, QD8, verified" \
+	fio_verify /dev/rnbd0 --rw=write --bs=124k --iodepth=8 --size=31M --offset=256M
+check "mixed 512-byte aligned random read/write, QD1, verified" \
+	fio_verify /dev/rnbd0 --rw=randrw --bsrange=512-64k --blockalign=512 --iodepth=1 --size=4M --offset=512M
+
+# The server drops path 1 in the middle of verified IO.
+fio_verify /dev/rnbd0 --rw=randwrite --bs=4k --iodepth=32 --size=24M --offset=640M >/tmp/fio-failover 2>&1 &
+fio_pid=$!
+wait_for 30 eval '[ "$(srv_writes "$p1")" -gt "$w1" ]'
+check "server: disconnect path 1 during IO" \
+	on_server "echo 1 >/sys/class/rtrs-server/$sess/paths/$p1/disconnect"
+check "client: path 1 goes down" wait_for 30 state_is "$p1" disconnected
+check "the IO completes, verified, on path 0" wait $fio_pid
+sed 's/^/# /' /tmp/fio-failover
+check "client: path 1 reconnects by itself (delay 30 s + up to 5 s)" wait_for 90 state_is "$p1" connected
+check "client: stats/reconnects counts it" \
+	eval '[ "$(cat $ccls/$sess/paths/$p1/stats/reconnects)" = "1 0" ]'
+check "server: path 1 is back in sysfs" \
+	on_server "test -d /sys/class/rtrs-server/$sess/paths/$p1"
+
+check "unmap_device" unmap
+check "client: the session leaves sysfs" wait_for 30 clt_sess_gone
+check "server: the session leaves sysfs" \
+	on_server "wait_for 30 eval '! test -e /sys/class/rtrs-server/$sess'"
+check "client: our modules unload" eval 'rmmod rnbd_client && rmmod rtrs_client && rmmod rtrs_core'
+check "server: our modules unload" \
+	on_server 'wait_for 30 eval "rmmod rnbd_server && rmmod rtrs_server && rmmod rtrs_core"'
+
+# The parameters take effect.
+check "server: loads with always_invalidate=N sess_queue_depth=128 max_chunk_size=65536" \
+	on_server srv_stack_load rtrs always_invalidate=N sess_queue_depth=128 max_chunk_size=65536
+clt_stack_load rtrs || bail "cannot reload the client"
+check "map_device" eval 'map && wait_for 60 test -b /dev/rnbd0 && wait_for 30 both_connected'
+check "the disk has the server's 128 tags" eval '[ "$(cat /sys/block/rnbd0/queue/nr_requests)" = 128 ]'
+check "and 60 KiB IOs (64 KiB chunks less the header page)" \
+	eval '[ "$(cat /sys/block/rnbd0/queue/max_hw_sectors_kb)" = 60 ]'
+check "4k-60k random read/write, QD32, verified" \
+	fio_verify /dev/rnbd0 --rw=randrw --bsrange=4k-60k --iodepth=32 --size=16M
+check "unmap, unload on both sides" eval 'unmap && wait_for 30 clt_sess_gone &&
+	rmmod rnbd_client && rmmod rtrs_client && rmmod rtrs_core &&
+	on_server "wait_for 30 eval \"rmmod rnbd_server && rmmod rtrs_server && rmmod rtrs_core\""'
+ktap_finish
