@@ -11,12 +11,15 @@
 use kernel::prelude::*;
 
 #[path = "../rust-bindings/lib.rs"]
-pub mod rb;
+#[allow(dead_code, unreachable_pub)]
+mod rb;
 
 #[path = "proto/mod.rs"]
-pub mod proto;
+#[allow(dead_code, unreachable_pub)]
+mod proto;
 
-pub mod common;
+#[allow(dead_code, unreachable_pub)]
+mod common;
 
 #[path = "core/api.rs"]
 mod api;

@@ -66,6 +66,22 @@ struct DevInfo {
     max_pages_per_mr: u32,
 }
 
+/// A path's name in log lines: `<session> src@dst`, with the source the
+/// path is bound to once connected (`rtrs_addr_to_str()`'s format).
+pub(crate) struct PathName<'a>(&'a Path);
+
+impl core::fmt::Display for PathName<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let (src, dst) = self.0.addrs();
+        let zero = SockAddr::ipv4([0; 4], 0);
+        let mut buf = [0u8; NAME_MAX];
+        addr_to_str(src.as_ref().unwrap_or(&zero), &dst, &mut buf);
+        let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        let name = kernel::str::BStr::from_bytes(self.0.core.name.as_bytes());
+        write!(f, "<{}> {}", name, kernel::str::BStr::from_bytes(buf.get(..len).unwrap_or(&[])))
+    }
+}
+
 /// Path statistics (`struct rtrs_clt_stats`), shown in `stats/`.
 pub(crate) struct Stats {
     pub(crate) failover_cnt: AtomicU64,
@@ -142,7 +158,6 @@ pub(crate) struct Path {
     #[pin]
     src: SpinLockIrq<Option<SockAddr>>,
     dst: SockAddr,
-    name: NameBuf,
     /// Connections: the service one, one per CPU, then the poll queues.
     pub(crate) con_num: u32,
     /// The service connection and the per-CPU ones.
@@ -206,19 +221,12 @@ impl Path {
         for _ in 0..con_num {
             cons.push(KBox::pin_init(new_spinlock_irq!(None, "rtrs_clt_con"), GFP_KERNEL)?, GFP_KERNEL)?;
         }
-        // Named as rtrs-core's rtrs_addr_to_str prints it, as in C.
-        let mut s = [0u8; NAME_MAX];
-        let zero = SockAddr::ipv4([0; 4], 0);
-        addr_to_str(src.as_ref().unwrap_or(&zero), &dst, &mut s);
-        let mut name = NameBuf::new();
-        name.set(&s[..s.iter().position(|&b| b == 0).unwrap_or(s.len())]);
         Arc::pin_init(
             try_pin_init!(Path {
                 core: core.clone(),
                 uuid: crate::rb::random::uuid(),
                 src <- new_spinlock_irq!(src, "rtrs_clt_src"),
                 dst,
-                name,
                 con_num,
                 irq_con_num: crate::rb::cpu::nr_cpu_ids() + 1,
                 state <- new_spinlock_irq!(CltState::Connecting, "rtrs_clt_path_state"),
@@ -249,8 +257,9 @@ impl Path {
         )
     }
 
-    pub(crate) fn name(&self) -> &NameBuf {
-        &self.name
+    /// The path as log lines name it: `<session> src@dst`.
+    pub(crate) fn name(&self) -> PathName<'_> {
+        PathName(self)
     }
 
     pub(crate) fn state(&self) -> CltState {
@@ -372,8 +381,8 @@ impl Path {
         let qd = u32::from(rsp.queue_depth);
         let mut srv = self.srv.lock();
         if srv.queue_depth > 0 && qd != srv.queue_depth {
-            pr_err!("{}: Error: queue depth changed\n", self.name);
-            pr_err!("{}: Disabling auto-reconnect. Trigger a manual reconnect after issue is resolved\n", self.name);
+            pr_err!("{}: Error: queue depth changed\n", self.name());
+            pr_err!("{}: Disabling auto-reconnect. Trigger a manual reconnect after issue is resolved\n", self.name());
             self.attempts.store(u32::MAX, Ordering::Relaxed);
             return Err(crate::rb::errno::ECONNRESET());
         }
@@ -408,7 +417,7 @@ impl Path {
         let src = *self.src.lock();
         let ret = self.with_con(cid, |id| id.resolve_addr(src.as_ref(), &self.dst, CONNECT_TIMEOUT_MS));
         if let Err(e) = ret {
-            pr_err!("{}: Failed to resolve address, err: {}\n", self.name, e.to_errno());
+            pr_err!("{}: Failed to resolve address, err: {}\n", self.name(), e.to_errno());
             return Err(e);
         }
         let done = self.wait(CONNECT_TIMEOUT_MS, |p| {
@@ -488,13 +497,13 @@ impl Path {
         let mut buf = KVec::from_elem(0u8, size, GFP_ATOMIC)?;
         rx.read(0, &mut buf)?;
         let rsp = InfoRsp::decode(&buf).map_err(|e| {
-            pr_err!("{}: Path info response is malformed\n", self.name);
+            pr_err!("{}: Path info response is malformed\n", self.name());
             kerr(e)
         })?;
         let rs = conn.handler().reqs()?;
         let mut rbufs = KVec::from_elem(Rbuf::default(), srv.queue_depth as usize, GFP_ATOMIC)?;
         rsp.map_rbufs(srv.chunk_size, &mut rbufs).map_err(|e| {
-            pr_err!("{}: Incorrect sg vector, not fully mapped\n", self.name);
+            pr_err!("{}: Incorrect sg vector, not fully mapped\n", self.name());
             kerr(e)
         })?;
         for (slot, r) in rs.rbufs.iter().zip(rbufs.iter()) {
@@ -504,7 +513,7 @@ impl Path {
         for cid in 0..self.con_num {
             let q = if cid == 0 { SERVICE_CON_QUEUE_DEPTH } else { srv.queue_depth } * 2;
             self.with_con(cid as u16, |id| Con::post_recv_io(id, q))
-                .inspect_err(|e| pr_err!("{}: post_recv_io(), err: {}\n", self.name, e.to_errno()))?;
+                .inspect_err(|e| pr_err!("{}: post_recv_io(), err: {}\n", self.name(), e.to_errno()))?;
         }
         Ok(())
     }
@@ -530,7 +539,7 @@ impl Path {
             }
             Err(e) => {
                 let hca = self.hca.lock();
-                pr_err!("{}: init_path() failed: err={} [{}:{}]\n", self.name, e.to_errno(), hca.0, hca.1);
+                pr_err!("{}: init_path() failed: err={} [{}:{}]\n", self.name(), e.to_errno(), hca.0, hca.1);
                 Err(e)
             }
         }
@@ -543,7 +552,7 @@ impl Path {
             let id = slot.lock().take();
             if let Some(id) = id {
                 if v.push(id, GFP_KERNEL).is_err() {
-                    pr_err!("{}: out of memory while closing; dropping a connection now\n", self.name);
+                    pr_err!("{}: out of memory while closing; dropping a connection now\n", self.name());
                 }
             }
         }
@@ -599,9 +608,12 @@ impl Path {
         *self.dev.lock() = None;
     }
 
-    /// `rtrs_rdma_error_recovery()`.
+    /// `rtrs_rdma_error_recovery()`. Taking a connected path down is
+    /// logged with the caller, the reason being there.
+    #[track_caller]
     pub(crate) fn error_recovery(self: &Arc<Self>) {
         if self.change_state_from_to(CltState::Connected, CltState::Reconnecting) {
+            pr_info!("{}: reconnecting the path ({})\n", self.name(), crate::common::CallSite::here());
             DelayedWork::<Path, 1>::schedule(self, &self.core.wq, 0);
         } else {
             // Errors while connecting: the waiter cleans up.
@@ -681,7 +693,7 @@ impl Path {
             return;
         };
         let Some(req) = rs.reqs.get(msg_id as usize) else {
-            pr_err!("{}: response for request {} of {}\n", self.name, msg_id, rs.reqs.len());
+            pr_err!("{}: response for request {} of {}\n", self.name(), msg_id, rs.reqs.len());
             return;
         };
         if w_inval {
@@ -714,7 +726,7 @@ impl Path {
         let flags = self.signal(conn.handler());
         let op = SendOp::RdmaWriteWithImm { remote_addr: 0, rkey: 0, imm: imm.encode() };
         if let Err(e) = conn.post_send(|h: &Con| Ok([SendWr::new(&h.io_cqe, op, &[], flags)])) {
-            pr_err!("{}: send HB failed, errno: {}\n", self.name, e.to_errno());
+            pr_err!("{}: send HB failed, errno: {}\n", self.name(), e.to_errno());
             self.error_recovery();
         }
     }
@@ -797,7 +809,7 @@ impl Path {
         let hdr = if read { RdmaRead::SIZE } else { RdmaWrite::SIZE };
         let tsize = hdr + parts.data_len + parts.usr_len;
         if tsize > srv.chunk_size as usize {
-            pr_warn!("{}: request failed, size too big {} > {}\n", self.name, tsize, srv.chunk_size);
+            pr_warn!("{}: request failed, size too big {} > {}\n", self.name(), tsize, srv.chunk_size);
             return Err(crate::rb::errno::EMSGSIZE());
         }
         let lkey = rs.pd.local_dma_lkey();
@@ -899,7 +911,7 @@ impl Path {
         if let Err(e) = &ret {
             pr_err!(
                 "{}: {} request failed: error={}\n",
-                self.name,
+                self.name(),
                 if read { "Read" } else { "Write" },
                 e.to_errno()
             );
@@ -917,7 +929,7 @@ impl DelayedWorkItem<0> for Path {
         let action = this.hb.lock().tick(now_ns());
         match action {
             HbAction::Fail => {
-                pr_err!("{}: HB missed max reached.\n", this.name);
+                pr_err!("{}: HB missed max reached.\n", this.name());
                 this.error_recovery();
                 return;
             }

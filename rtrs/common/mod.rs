@@ -32,3 +32,24 @@ pub fn div_ceil(a: u32, b: u32) -> u32 {
         _ => div(a, b) + (rem(a, b) != 0) as u32,
     }
 }
+
+/// Where a `#[track_caller]` function was called from, as `file.rs:line`
+/// (the build directory left out), for log lines that say why.
+pub(crate) struct CallSite(&'static core::panic::Location<'static>);
+
+impl CallSite {
+    /// The caller of the enclosing `#[track_caller]` function.
+    #[track_caller]
+    pub(crate) fn here() -> Self {
+        Self(core::panic::Location::caller())
+    }
+}
+
+impl core::fmt::Display for CallSite {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        // The last two components: `server/conn.rs`.
+        let file = self.0.file();
+        let cut = file.rmatch_indices('/').nth(1).map_or(0, |(i, _)| i + 1);
+        write!(f, "{}:{}", file.get(cut..).unwrap_or(file), self.0.line())
+    }
+}

@@ -343,9 +343,18 @@ impl Path {
         Ok(())
     }
 
-    /// `close_path()`: closes the path in the background, once.
+    /// `close_path()`: closes the path in the background, once. Closing a
+    /// connected path is logged with the caller, the reason being there.
+    #[track_caller]
     pub(crate) fn close(self: &Arc<Self>) {
-        let changed = self.change_state(SrvState::Closing);
+        let (changed, old) = {
+            let mut st = self.state.lock();
+            let old = *st;
+            (st.change(SrvState::Closing), old)
+        };
+        if changed && old == SrvState::Connected {
+            pr_info!("{}: closing the path ({})\n", self.name(), crate::common::CallSite::here());
+        }
         if changed {
             let _ = self.sess.ctx.wq.queue().enqueue(self.clone());
         }
