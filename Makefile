@@ -6,6 +6,7 @@
 #                 test kernel once; both are cached)
 #   make run      boot a client and a server VM, map a remote disk, do IO
 #   make check    host unit tests, then the selftests in the VM pair
+#   make bench    Rust vs C RNBD vs NVMe-oF vs raw verbs, in bench/results/
 #   make help     everything else
 #
 # Kbuild reads ./Kbuild, not this file, when it builds the modules.
@@ -21,11 +22,15 @@ KRUSTC ?= /usr/bin/rustc
 BUILD := $(CURDIR)/build
 # Options for the VM runner, e.g. make check T=rxe  (only tests matching 'rxe').
 T ?=
+# The test kernel: default, or debug (KASAN, lockdep, UBSAN, kmemleak; see
+# scripts/kernel/debug.config).
+export RTRS_PROFILE := $(or $(PROFILE),default)
 
 kdir = $$(scripts/build-kernel)
-kmake = $(MAKE) -C "$(kdir)" M=$(CURDIR) RUSTC=$(KRUSTC) BINDGEN=$(RTRS_CACHE)/cargo/bin/bindgen
+kmake = $(MAKE) -C "$(kdir)" M=$(CURDIR) RUSTC=$(KRUSTC) BINDGEN=$(RTRS_CACHE)/cargo/bin/bindgen \
+	$$(scripts/build-kernel --make-args)
 
-.PHONY: all deps kernel modules hosttest check run clean help fmt fmtcheck
+.PHONY: all deps kernel modules hosttest check run bench clean help fmt fmtcheck
 
 all: modules
 
@@ -57,6 +62,12 @@ hosttest:
 run: modules
 	scripts/vm --kdir "$(kdir)" --modules $(BUILD)/modules run scripts/demo.sh
 
+# Options for scripts/bench, e.g. make bench BENCH='--runs 1 --only rust'.
+BENCH ?=
+bench: modules
+	@scripts/install-deps --bench
+	scripts/bench --kdir "$(kdir)" --modules $(BUILD)/modules $(BENCH)
+
 fmt:
 	rustfmt --edition 2021 --config-path .rustfmt.toml $$(git ls-files '*.rs')
 
@@ -68,8 +79,9 @@ clean:
 	rm -rf $(BUILD) target
 
 help:
-	@sed -n '3,12p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,13p' Makefile | sed 's/^# \{0,1\}//'
 	@echo "  make fmt | fmtcheck   rustfmt with the kernel's .rustfmt.toml"
 	@echo "  make CLIPPY=1         build with clippy, as the kernel does"
 	@echo "  make check T=<re>     only the selftests whose name matches <re>"
+	@echo "  make check PROFILE=debug  the same on a KASAN/lockdep/UBSAN/kmemleak kernel"
 	@echo "  RTRS_CACHE=<dir>      where the kernel, bindgen and initramfs are cached"
