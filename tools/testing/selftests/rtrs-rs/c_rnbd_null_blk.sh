@@ -2,12 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The reference flow with the C modules of the test kernel: the C rnbd-client
 # maps a memory-backed null_blk exported by the C rnbd-server over rxe, fio
-# writes 64 MiB with crc32c verification and reads it back, then unmap.
-# Later tests swap our modules into exactly this flow.
+# writes 64 MiB with crc32c verification and reads it back, then unmap; then
+# again with the server's always_invalidate=N, the control for the pairings
+# of the later tests, which swap our modules into exactly this flow.
 . "$(dirname "$0")/lib.sh"
 
 sess=c-ref
-ktap_plan 7
+ktap_plan 10
 
 cleanup() {
 	[ -e /sys/block/rnbd0/rnbd/unmap_device ] && echo force >/sys/block/rnbd0/rnbd/unmap_device
@@ -35,4 +36,14 @@ check "fio writes 64 MiB and verifies it with crc32c" \
 
 check "unmap_device normal" eval 'echo normal >/sys/block/rnbd0/rnbd/unmap_device'
 check "/dev/rnbd0 is gone" wait_for 30 test ! -e /dev/rnbd0
+
+on_server 'srv_stack_load c always_invalidate=N' || bail "server: cannot reload with always_invalidate=N"
+clt_stack_load c || bail "cannot reload rnbd-client"
+check "always_invalidate=N: map_device" \
+	eval "echo 'sessname=$sess path=ip:$SERVER_IP0 device_path=/dev/nullb0' >/sys/class/rnbd-client/ctl/map_device &&
+		wait_for 60 test -b /dev/rnbd0"
+check "always_invalidate=N: 512 B to 124 KiB, QD32, verified" \
+	fio_verify /dev/rnbd0 --rw=randrw --bsrange=512-124k --blockalign=512 --iodepth=32 --size=16M
+check "always_invalidate=N: unmap_device" \
+	eval 'echo normal >/sys/block/rnbd0/rnbd/unmap_device && wait_for 30 test ! -e /dev/rnbd0'
 ktap_finish

@@ -146,6 +146,18 @@ rxe_up_local() {
 # rxe_up: both guests.
 rxe_up() { rxe_up_local && on_server rxe_up_local; }
 
+# link_silence <netdev> on|off: this guest drops every packet it would send
+# on <netdev> (netem loss 100%), or stops doing so. Run it in both guests
+# for a link that is silent both ways, without any port or link event.
+link_silence() {
+	if [ "$2" = on ]; then
+		tc qdisc replace dev "$1" root netem loss 100%
+	else
+		tc qdisc del dev "$1" root 2>/dev/null
+		true
+	fi
+}
+
 # Modules: the C ones live in /lib/modules (modprobe), ours in $MODDIR.
 mod_loaded() { [ -d "/sys/module/$(echo "$1" | tr - _)" ]; }
 
@@ -172,33 +184,37 @@ kmsg_mark() { echo "rtrs-rs: mark $1" >/dev/kmsg; }
 kmsg_since() { dmesg | sed -n "/rtrs-rs: mark $1\$/,\$p"; }
 
 # RNBD stacks, so that one test body runs on every pairing of C and Rust.
-# srv_stack_load <stack> [rtrs-server params]: on the server guest, exports
-# a memory-backed /dev/nullb0 (1 GiB) over RNBD with
-#   c      the C rnbd-server on the C rtrs-server
-#   rtrs   the C rnbd-server on our rtrs-server (and rtrs-core)
-srv_stack_load() {
-	local stack=$1
-	shift
+# A stack names the RNBD and the RTRS it runs on:
+#   c        the C rnbd on the C rtrs
+#   rtrs     the C rnbd on our rtrs (and rtrs-core)
+#   rnbd     our rnbd on our rtrs
+#   rnbd-c   our rnbd on the C rtrs
+# _stack_load <client|server> <stack> [rtrs params]: loads it, after unloading
+# whatever rnbd/rtrs modules are loaded.
+_stack_load() {
+	local side=$1 stack=$2
+	shift 2
 	unload_rnbd_rtrs
-	mod_loaded null_blk || modprobe null_blk nr_devices=1 gb=1 memory_backed=1 || return 1
 	case $stack in
-	c) modprobe rtrs-server "$@" && modprobe rnbd-server ;;
-	rtrs) insmod "$MODDIR/rtrs-core.ko" && insmod "$MODDIR/rtrs-server.ko" "$@" &&
-		insmod "$(c_module rnbd-server)" ;;
+	c) modprobe "rtrs-$side" "$@" && modprobe "rnbd-$side" ;;
+	rtrs) insmod "$MODDIR/rtrs-core.ko" && insmod "$MODDIR/rtrs-$side.ko" "$@" &&
+		insmod "$(c_module "rnbd-$side")" ;;
+	rnbd) insmod "$MODDIR/rtrs-core.ko" && insmod "$MODDIR/rtrs-$side.ko" "$@" &&
+		insmod "$MODDIR/rnbd-$side.ko" ;;
+	rnbd-c) modprobe "rtrs-$side" "$@" && insmod "$MODDIR/rnbd-$side.ko" ;;
 	*) return 1 ;;
 	esac
 }
 
-# clt_stack_load <stack>: the client side, as above.
-clt_stack_load() {
-	unload_rnbd_rtrs
-	case $1 in
-	c) modprobe rnbd-client ;;
-	rtrs) insmod "$MODDIR/rtrs-core.ko" && insmod "$MODDIR/rtrs-client.ko" &&
-		insmod "$(c_module rnbd-client)" ;;
-	*) return 1 ;;
-	esac
+# srv_stack_load <stack> [rtrs-server params]: on the server guest, exports
+# a memory-backed /dev/nullb0 (1 GiB) over RNBD with <stack>.
+srv_stack_load() {
+	mod_loaded null_blk || modprobe null_blk nr_devices=1 gb=1 memory_backed=1 || return 1
+	_stack_load server "$@"
 }
+
+# clt_stack_load <stack>: the client side, as above.
+clt_stack_load() { _stack_load client "$@"; }
 
 # Whether the loaded module <name> is ours: out-of-tree modules carry the
 # O taint flag; the in-tree C ones do not. (modinfo resolves a name through
@@ -214,11 +230,17 @@ stack_files() {
 	done
 }
 
-# Runs fio with verification on <dev>; prints its summary lines as KTAP
-# diagnostics and returns its status. The rest of the arguments go to fio.
+# Runs fio with verification on the block device <dev>; prints its summary
+# lines as KTAP diagnostics and returns its status. The rest of the
+# arguments go to fio.
 fio_verify() {
 	local dev=$1 out rc
 	shift
+	# A missing /dev node would make fio write a regular file there and pass.
+	if ! [ -b "$dev" ]; then
+		echo "# fio_verify: $dev is not a block device"
+		return 1
+	fi
 	out=$(fio --name=verify --filename="$dev" --ioengine=libaio --direct=1 \
 		--verify=crc32c --verify_fatal=1 --do_verify=1 "$@" 2>&1)
 	rc=$?

@@ -5,10 +5,11 @@
 # stack, with two paths (one per link). First the C rtrs-client maps the
 # same device as a reference: its sysfs tree (names and modes), what its
 # files show and how it answers bad writes are recorded, and ours must
-# match. Then, on ours: verified IO over both paths (round-robin spreads
-# it), IO that survives one path being disconnected, reconnect, remove_path
-# and add_path, the errors only ours can show without a kernel warning,
-# unmap and unload.
+# match, and removing every path, the last one too, must go as in C. Then,
+# on ours: verified IO over both paths (round-robin spreads it, and every
+# policy), IO that survives one path being disconnected, reconnect,
+# remove_path and add_path, the errors only ours can show without a kernel
+# warning, unmap and unload; last, a C server with always_invalidate=N.
 . "$(dirname "$0")/lib.sh"
 
 sess=rs-clt
@@ -17,7 +18,7 @@ p0=ip:$CLIENT_IP0@ip:$SERVER_IP0
 p1=ip:$CLIENT_IP1@ip:$SERVER_IP1
 ref=/tmp/rtrs-clt-ref
 ours=/tmp/rtrs-clt-ours
-ktap_plan 27
+ktap_plan 34
 
 cleanup() {
 	wait
@@ -78,6 +79,15 @@ writes() {
 	cat "$cls/$sess/paths/$p1/stats/reconnects"
 }
 
+# remove_all: removes path 1, then path 0, the last one; prints what each
+# write answered and what is left.
+remove_all() {
+	try_write "$cls/$sess" "paths/$p1/remove_path" 1
+	try_write "$cls/$sess" "paths/$p0/remove_path" 1
+	echo "paths left: $(ls "$cls/$sess/paths" | wc -l)"
+	cat /sys/block/rnbd0/rnbd/state
+}
+
 # record <dir>: the tree, contents and writes of the mapped session.
 record() {
 	mkdir -p "$1"
@@ -94,6 +104,7 @@ clt_stack_load c || bail "cannot load the C client stack"
 map && wait_for 60 test -b /dev/rnbd0 && wait_for 30 both_connected ||
 	bail "the C client cannot map the device over two paths"
 record "$ref"
+remove_all >"$ref/remove_all" 2>&1
 unmap && wait_for 30 sess_gone || bail "the C client cannot unmap"
 unload_rnbd_rtrs
 
@@ -144,7 +155,28 @@ check "path 1 is connected and carries IO" eval 'state_is "$p1" connected &&
 	fio_verify /dev/rnbd0 --rw=randrw --bs=8k --iodepth=16 --size=8M --offset=512M &&
 	[ "$(writes_of "$p1")" -gt 0 ]'
 
+for pol in min-inflight min-latency; do
+	check "mpath_policy $pol: IO verifies" eval "echo $pol >$cls/$sess/mpath_policy &&
+		grep -q '^$pol ' $cls/$sess/mpath_policy &&
+		fio_verify /dev/rnbd0 --rw=randrw --bsrange=4k-64k --iodepth=16 --size=8M --offset=768M"
+done
+check "concurrent IO from both CPUs, 512 B to 124 KiB, verified" \
+	fio_verify /dev/rnbd0 --rw=randrw --bsrange=512-124k --blockalign=512 --iodepth=16 --size=8M \
+	--offset=800M --offset_increment=8M --numjobs=2 --cpus_allowed=0-1 --cpus_allowed_policy=split
+
+check "removing every path, the last one too, goes as in C" \
+	eval 'remove_all >"$ours/remove_all" 2>&1; diff -u "$ref/remove_all" "$ours/remove_all"'
+sed 's/^/#   /' "$ours/remove_all"
 check "unmap_device" unmap
 check "the session leaves sysfs" wait_for 30 sess_gone
 check "our modules unload" eval 'rmmod rnbd_client && rmmod rtrs_client && rmmod rtrs_core'
+
+# A C server that does not invalidate: no RKEY_RSP, plain RDMA-write answers.
+on_server 'srv_stack_load c always_invalidate=N' || bail "cannot reload the C server"
+clt_stack_load rtrs || bail "cannot reload our client"
+check "C server with always_invalidate=N: map_device" eval 'map && wait_for 60 test -b /dev/rnbd0 && wait_for 30 both_connected'
+check "C server with always_invalidate=N: 512 B to 124 KiB, QD32, verified" \
+	fio_verify /dev/rnbd0 --rw=randrw --bsrange=512-124k --blockalign=512 --iodepth=32 --size=16M
+check "C server with always_invalidate=N: unmap, unload" eval 'unmap && wait_for 30 sess_gone &&
+	rmmod rnbd_client && rmmod rtrs_client && rmmod rtrs_core'
 ktap_finish

@@ -2,14 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # timeout=600
 # Our rtrs-server under the unmodified C rnbd-server, serving the C
-# rnbd-client on the C rtrs-client: the session connects, IO of every size
-# up to the largest (124 KiB with the default 128 KiB chunks) is written
-# and verified, random and sequential, at queue depth 1 and 64, and unmap
-# and unload leave both kernels clean. With always_invalidate (the default).
+# rnbd-client on the C rtrs-client over two paths: the session connects,
+# IO of every size up to the largest (124 KiB with the default 128 KiB
+# chunks) is written and verified, random and sequential, at queue depth 1
+# and 64, and unmap and unload leave both kernels clean. With
+# always_invalidate (the default), then again with always_invalidate=N.
 . "$(dirname "$0")/lib.sh"
 
 sess=rs-srv
-ktap_plan 12
+ktap_plan 16
 cleanup() {
 	[ -e /sys/block/rnbd0/rnbd/unmap_device ] && echo force >/sys/block/rnbd0/rnbd/unmap_device
 	unload_rnbd_rtrs
@@ -26,10 +27,11 @@ clt_stack_load c || bail "cannot load the C client"
 stack_files | sed 's/^/# client| /'
 
 check "map_device over our server" \
-	eval "echo 'sessname=$sess path=ip:$SERVER_IP0 device_path=/dev/nullb0' >/sys/class/rnbd-client/ctl/map_device"
+	eval "echo 'sessname=$sess path=ip:$SERVER_IP0 path=ip:$SERVER_IP1 device_path=/dev/nullb0' >/sys/class/rnbd-client/ctl/map_device"
 check "/dev/rnbd0 appears" wait_for 60 test -b /dev/rnbd0
-check "the path is connected" \
-	wait_for 30 eval '[ "$(cat /sys/class/rtrs-client/$sess/paths/*/state)" = connected ]'
+check "both paths are connected" \
+	wait_for 30 eval '[ "$(cat /sys/class/rtrs-client/$sess/paths/*/state | sort -u)" = connected ] &&
+		[ "$(ls /sys/class/rtrs-client/$sess/paths | wc -l)" = 2 ]'
 check "capacity is the server's 1 GiB" \
 	eval '[ "$(cat /sys/block/rnbd0/size)" = "$(on_server cat /sys/block/nullb0/size)" ]'
 
@@ -44,4 +46,15 @@ check "the client session goes away" wait_for 30 eval '! ls /sys/class/rtrs-clie
 unload_rnbd_rtrs
 check "server: our rtrs-server unloads after the session closed" \
 	on_server 'wait_for 30 eval "rmmod rnbd_server && rmmod rtrs_server && rmmod rtrs_core"'
+
+check "server: our rtrs-server loads with always_invalidate=N" on_server srv_stack_load rtrs always_invalidate=N
+clt_stack_load c || bail "cannot reload the C client"
+check "always_invalidate=N: map_device" \
+	eval "echo 'sessname=$sess path=ip:$SERVER_IP0 device_path=/dev/nullb0' >/sys/class/rnbd-client/ctl/map_device &&
+		wait_for 60 test -b /dev/rnbd0"
+check "always_invalidate=N: 512 B to 124 KiB, QD32, verified" \
+	fio_verify /dev/rnbd0 --rw=randrw --bsrange=512-124k --blockalign=512 --iodepth=32 --size=16M
+check "always_invalidate=N: unmap, unload on both sides" eval 'echo normal >/sys/block/rnbd0/rnbd/unmap_device &&
+	wait_for 30 eval "! ls /sys/class/rtrs-client/$sess >/dev/null 2>&1" && unload_rnbd_rtrs &&
+	on_server "wait_for 30 eval \"rmmod rnbd_server && rmmod rtrs_server && rmmod rtrs_core\""'
 ktap_finish

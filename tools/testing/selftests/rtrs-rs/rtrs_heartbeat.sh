@@ -1,0 +1,72 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# timeout=900
+# A path whose link goes silent: our client and our server (under the C
+# rnbd modules) with two paths; during verified IO both guests drop every
+# packet of their second link (netem loss 100%). The client sees path 1 go
+# down within the heartbeat window (5 misses of 5 s), fails its IO over to
+# path 0 without an error, and the server closes its side too. When the
+# link carries packets again, the client reconnects path 1 by itself and IO
+# flows on it again.
+#
+# Why netem and not `ip link set eth1 down`: under rxe an administrative
+# down and up of a link leaves it unable to set up connections again (the
+# client's connection request is never answered), for the C modules as for
+# ours, so nothing could reconnect. netem makes the link silent without
+# telling anybody, which is what heartbeats are for.
+. "$(dirname "$0")/lib.sh"
+
+sess=rs-hb
+ccls=/sys/class/rtrs-client
+p0=ip:$CLIENT_IP0@ip:$SERVER_IP0
+p1=ip:$CLIENT_IP1@ip:$SERVER_IP1
+ktap_plan 11
+
+cleanup() {
+	wait
+	link_silence eth1 off
+	on_server 'link_silence eth1 off'
+	[ -e /sys/block/rnbd0/rnbd/unmap_device ] && echo force >/sys/block/rnbd0/rnbd/unmap_device
+	unload_rnbd_rtrs
+	on_server 'unload_rnbd_rtrs; rmmod null_blk 2>/dev/null; true'
+}
+trap cleanup EXIT
+
+state_is() { [ "$(cat "$ccls/$sess/paths/$1/state" 2>/dev/null)" = "$2" ]; }
+writes_of() { set -- $(cat "$ccls/$sess/paths/$1/stats/rdma"); echo "$3"; }
+rxe_up || bail "rxe did not come up"
+on_server srv_stack_load rtrs || bail "cannot load our server stack"
+clt_stack_load rtrs || bail "cannot load our client stack"
+echo "sessname=$sess path=ip:$SERVER_IP0 path=ip:$SERVER_IP1 device_path=/dev/nullb0" \
+	>/sys/class/rnbd-client/ctl/map_device || bail "map_device failed"
+wait_for 60 test -b /dev/rnbd0 && wait_for 30 eval 'state_is "$p0" connected && state_is "$p1" connected' ||
+	bail "the two paths did not come up"
+echo round-robin >"$ccls/$sess/mpath_policy"
+
+# 24 MiB of 4k writes at QD16 take well over the detection time here.
+fio_verify /dev/rnbd0 --rw=randwrite --bs=4k --iodepth=16 --size=24M >/tmp/fio-hb 2>&1 &
+fio_pid=$!
+w1=$(writes_of "$p1")
+wait_for 30 eval '[ "$(writes_of "$p1")" -gt "$w1" ]'
+check "link 1 goes silent during IO" eval 'link_silence eth1 on && on_server "link_silence eth1 on"'
+t0=$SECONDS
+check "client: path 1 goes down within the heartbeat window" wait_for 60 state_is "$p1" disconnected
+diag "path 1 down after $((SECONDS - t0)) s"
+check "client: path 0 stays connected" state_is "$p0" connected
+check "the IO completes, verified, without an error" wait $fio_pid
+sed 's/^/# /' /tmp/fio-hb
+check "server: path 1 leaves sysfs" \
+	on_server "wait_for 60 eval '! test -e /sys/class/rtrs-server/$sess/paths/$p1'"
+check "server: path 0 is still there" on_server "test -d /sys/class/rtrs-server/$sess/paths/$p0"
+
+check "link 1 carries packets again" eval 'link_silence eth1 off && on_server "link_silence eth1 off"'
+t0=$SECONDS
+check "client: path 1 reconnects by itself" wait_for 150 state_is "$p1" connected
+diag "path 1 up after $((SECONDS - t0)) s; reconnects: $(cat "$ccls/$sess/paths/$p1/stats/reconnects")"
+w1=$(writes_of "$p1")
+check "IO verifies and uses path 1 again" eval 'fio_verify /dev/rnbd0 --rw=randwrite --bs=8k --iodepth=16 --size=8M --offset=256M &&
+	[ "$(writes_of "$p1")" -gt "$w1" ]'
+check "unmap_device" eval 'echo normal >/sys/block/rnbd0/rnbd/unmap_device && wait_for 30 eval "! test -e $ccls/$sess"'
+check "our modules unload on both sides" eval 'rmmod rnbd_client && rmmod rtrs_client && rmmod rtrs_core &&
+	on_server "wait_for 30 eval \"rmmod rnbd_server && rmmod rtrs_server && rmmod rtrs_core\""'
+ktap_finish

@@ -1,0 +1,56 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# timeout=600
+# Poll queues: the C rnbd-client maps a device with nr_poll_queues=2 from
+# the C rnbd-server, once on the C rtrs-client (the reference) and once on
+# ours. Polled IO (io_uring with --hipri) goes through the block layer's
+# POLL hardware queues, whose RDMA completion queues nothing but
+# rtrs_clt_rdma_cq_direct() reaps, and verifies; requests are seen in
+# flight on the POLL queues; unmap and unload are clean.
+. "$(dirname "$0")/lib.sh"
+
+sess=rs-poll
+ktap_plan 14
+
+cleanup() {
+	[ -e /sys/block/rnbd0/rnbd/unmap_device ] && echo force >/sys/block/rnbd0/rnbd/unmap_device
+	unload_rnbd_rtrs
+	on_server 'unload_rnbd_rtrs; rmmod null_blk 2>/dev/null; true'
+}
+trap cleanup EXIT
+
+# Whether requests are in flight on a hardware queue of type POLL of rnbd0
+# (blk-mq debugfs: the busy tags of the queue).
+poll_busy() {
+	local h
+	for h in /sys/kernel/debug/block/rnbd0/hctx*; do
+		[ "$(cat "$h/type")" = poll ] || continue
+		[ "$(sed -n 's/^busy=//p' "$h/tags" | head -1)" -gt 0 ] && return 0
+	done
+	return 1
+}
+
+rxe_up || bail "rxe did not come up"
+on_server srv_stack_load c || bail "cannot load the C server stack"
+
+for stack in c rtrs; do
+	clt_stack_load $stack || bail "cannot load the client stack $stack"
+	stack_files | sed 's/^/# /'
+	opts="sessname=$sess path=ip:$SERVER_IP0 device_path=/dev/nullb0 nr_poll_queues=2"
+	check "$stack: map_device with nr_poll_queues=2" \
+		eval "echo '$opts' >/sys/class/rnbd-client/ctl/map_device && wait_for 60 test -b /dev/rnbd0"
+	check "$stack: nr_poll_queues reads 2, io_poll is on" \
+		eval '[ "$(cat /sys/block/rnbd0/rnbd/nr_poll_queues)" = 2 ] && [ "$(cat /sys/block/rnbd0/queue/io_poll)" = 1 ]'
+	check "$stack: two POLL hardware queues" \
+		eval '[ "$(grep -lx poll /sys/kernel/debug/block/rnbd0/hctx*/type | wc -l)" = 2 ]'
+	fio_verify /dev/rnbd0 --ioengine=io_uring --hipri=1 --rw=randrw --bsrange=4k-64k --iodepth=16 \
+		--size=16M >/tmp/fio-poll 2>&1 &
+	check "$stack: requests in flight on the POLL queues" wait_for 60 poll_busy
+	check "$stack: polled IO (io_uring, hipri), 4k to 64k, QD16, verified" wait $!
+	cat /tmp/fio-poll
+	check "$stack: interrupt-driven IO beside it still verifies" \
+		fio_verify /dev/rnbd0 --rw=randrw --bs=16k --iodepth=8 --size=4M --offset=64M
+	check "$stack: unmap, unload" eval 'echo normal >/sys/block/rnbd0/rnbd/unmap_device &&
+		wait_for 30 eval "! test -e /sys/class/rtrs-client/$sess" && unload_rnbd_rtrs'
+done
+ktap_finish
