@@ -40,9 +40,13 @@ struct RtrsClient;
 
 impl kernel::Module for RtrsClient {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        pr_info!("Loading module rtrs_client, proto {}\n", proto::msg::PROTO_VER_STRING);
-        let class = rb::sysfs::Class::new(kernel::c_str!("rtrs-client"))
-            .inspect_err(|e| pr_err!("failed to create rtrs-client dev class: {}\n", e.to_errno()))?;
+        pr_info!(
+            "Loading module rtrs_client, proto {}\n",
+            proto::msg::PROTO_VER_STRING
+        );
+        let class = rb::sysfs::Class::new(kernel::c_str!("rtrs-client")).inspect_err(|e| {
+            pr_err!("failed to create rtrs-client dev class: {}\n", e.to_errno())
+        })?;
         // The cell is empty: only init sets it, and exit empties it.
         let _ = client::sysfs::CLASS.set(class);
         Ok(RtrsClient)

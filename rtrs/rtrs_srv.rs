@@ -50,8 +50,9 @@ impl kernel::Module for RtrsServer {
             p.always_invalidate as u8,
         );
         p.check()?;
-        let class = rb::sysfs::Class::new(kernel::c_str!("rtrs-server"))
-            .inspect_err(|e| pr_err!("failed to create rtrs-server dev class: {}\n", e.to_errno()))?;
+        let class = rb::sysfs::Class::new(kernel::c_str!("rtrs-server")).inspect_err(|e| {
+            pr_err!("failed to create rtrs-server dev class: {}\n", e.to_errno())
+        })?;
         // The cell is empty: only init sets it, and exit empties it.
         let _ = server::sysfs::CLASS.set(class);
         Ok(RtrsServer)

@@ -26,7 +26,9 @@ impl<T> Global<T> {
     /// An empty cell, for a `static`.
     pub const fn new() -> Self {
         // INVARIANT: nothing accessed the value yet.
-        Self { value: UnsafeCell::new(None) }
+        Self {
+            value: UnsafeCell::new(None),
+        }
     }
 
     /// Runs `f` on the value with the lock held: `f` must not sleep.

@@ -32,12 +32,19 @@ unsafe impl<T: Send> Send for SetOnce<T> {}
 impl<T> SetOnce<T> {
     /// An empty cell.
     pub const fn new() -> Self {
-        Self { state: AtomicU8::new(EMPTY), value: UnsafeCell::new(MaybeUninit::uninit()) }
+        Self {
+            state: AtomicU8::new(EMPTY),
+            value: UnsafeCell::new(MaybeUninit::uninit()),
+        }
     }
 
     /// Sets the value; gives it back if the cell was set (or being set).
     pub fn set(&self, v: T) -> Result<(), T> {
-        if self.state.compare_exchange(EMPTY, SETTING, Ordering::Acquire, Ordering::Relaxed).is_err() {
+        if self
+            .state
+            .compare_exchange(EMPTY, SETTING, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
             return Err(v);
         }
         // SAFETY: we won `SETTING`: nobody else writes or reads the value.

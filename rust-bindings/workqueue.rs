@@ -36,9 +36,12 @@ impl OwnedQueue {
     pub fn new(name: &CStr, flags: u32) -> Result<Self> {
         // SAFETY: the format is a literal "%s" and its argument a
         // NUL-terminated string, copied by the callee.
-        let wq = unsafe { ffi::alloc_workqueue(c"%s".as_ptr().cast(), flags, 0, name.as_char_ptr()) };
+        let wq =
+            unsafe { ffi::alloc_workqueue(c"%s".as_ptr().cast(), flags, 0, name.as_char_ptr()) };
         // INVARIANT: a fresh workqueue.
-        Ok(Self { wq: NonNull::new(wq).ok_or(ENOMEM)? })
+        Ok(Self {
+            wq: NonNull::new(wq).ok_or(ENOMEM)?,
+        })
     }
 
     /// The kernel crate's view of the queue, to enqueue `Work` items.
@@ -127,7 +130,10 @@ impl<T: DelayedWorkItem<ID>, const ID: u64> DelayedWork<T, ID> {
         // final place; the function is our trampoline for `T`.
         unsafe {
             kernel::init::pin_init_from_closure(move |slot: *mut Self| {
-                ffi::init_delayed_work(Opaque::raw_get(core::ptr::addr_of!((*slot).dwork)), Some(Self::run));
+                ffi::init_delayed_work(
+                    Opaque::raw_get(core::ptr::addr_of!((*slot).dwork)),
+                    Some(Self::run),
+                );
                 Ok(())
             })
         }
@@ -137,7 +143,10 @@ impl<T: DelayedWorkItem<ID>, const ID: u64> DelayedWork<T, ID> {
         // SAFETY: `T::OFFSET` is the offset of our `DelayedWork` in `T`
         // (trait contract).
         unsafe {
-            let dw = core::ptr::from_ref(this).cast::<u8>().add(T::OFFSET).cast::<Self>();
+            let dw = core::ptr::from_ref(this)
+                .cast::<u8>()
+                .add(T::OFFSET)
+                .cast::<Self>();
             (*dw).dwork.get()
         }
     }
@@ -149,7 +158,8 @@ impl<T: DelayedWorkItem<ID>, const ID: u64> DelayedWork<T, ID> {
         let ptr = Arc::into_raw(this.clone());
         // SAFETY: the item is initialised and lives in `T`, which the
         // reference we hand over keeps alive until `run` or `cancel_sync`.
-        let queued = unsafe { ffi::queue_delayed_work(queue.raw(), raw, msecs_to_jiffies(delay_ms)) };
+        let queued =
+            unsafe { ffi::queue_delayed_work(queue.raw(), raw, msecs_to_jiffies(delay_ms)) };
         if !queued {
             // SAFETY: the reference we just leaked; it was not handed over.
             drop(unsafe { Arc::from_raw(ptr) });
@@ -186,7 +196,9 @@ impl<T: DelayedWorkItem<ID>, const ID: u64> DelayedWork<T, ID> {
         // the `DelayedWork<T, ID>` at `T::OFFSET` in a `T` whose scheduling
         // leaked one `Arc<T>` reference, handed to `run` here.
         let this = unsafe {
-            let dwork = work.cast::<u8>().sub(core::mem::offset_of!(ffi::delayed_work, work));
+            let dwork = work
+                .cast::<u8>()
+                .sub(core::mem::offset_of!(ffi::delayed_work, work));
             Arc::from_raw(dwork.sub(T::OFFSET).cast::<T>())
         };
         T::run(this);

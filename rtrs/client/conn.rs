@@ -41,7 +41,13 @@ impl RspRing {
         let buf = DmaBuf::new(dev, n as usize * RkeyRsp::SIZE, DmaDirection::FromDevice)?;
         let mut ius = KVec::with_capacity(n as usize, GFP_KERNEL)?;
         for idx in 0..n {
-            ius.push(RspIu { cqe: Cqe::new(), idx }, GFP_KERNEL)?;
+            ius.push(
+                RspIu {
+                    cqe: Cqe::new(),
+                    idx,
+                },
+                GFP_KERNEL,
+            )?;
         }
         Ok(Self { ius, buf })
     }
@@ -103,7 +109,10 @@ impl Con {
 
     /// The request set, once the path is connected.
     pub(crate) fn reqs(&self) -> Result<&ReqSet> {
-        self.reqs.get().map(|r| &**r).ok_or_else(crate::rb::errno::ENOTCONN)
+        self.reqs
+            .get()
+            .map(|r| &**r)
+            .ok_or_else(crate::rb::errno::ENOTCONN)
     }
 
     pub(crate) fn set_reqs(&self, r: Arc<ReqSet>) {
@@ -168,7 +177,12 @@ impl Con {
         };
         let mut msg = [0u8; ConnReq::SIZE];
         req.encode(&mut msg).map_err(crate::common::kerr)?;
-        id.connect(&ConnParam { private_data: &msg, retry_count: 7, rnr_retry_count: 7, ..Default::default() })
+        id.connect(&ConnParam {
+            private_data: &msg,
+            retry_count: 7,
+            rnr_retry_count: 7,
+            ..Default::default()
+        })
     }
 
     /// `rtrs_rdma_conn_established()`: checks CON_RSP; the first connection
@@ -180,7 +194,11 @@ impl Con {
             crate::rb::errno::ECONNRESET()
         })?;
         if rsp.check_accepted().is_err() {
-            pr_err!("{}: Invalid RTRS message: errno {}\n", h.path.name(), rsp.errno);
+            pr_err!(
+                "{}: Invalid RTRS message: errno {}\n",
+                h.path.name(),
+                rsp.errno
+            );
             return Err(crate::rb::errno::ECONNRESET());
         }
         if h.cid == 0 {
@@ -193,11 +211,23 @@ impl Con {
     fn rejected(&self, private_data: Option<&[u8]>, reason: i32) -> i32 {
         let errno = private_data.map_or(0, ConnRsp::reject_errno);
         if errno == -(crate::rb::ffi::EBUSY as i32) {
-            pr_err!("{}: Previous session is still exists on the server, please reconnect later\n", self.path.name());
+            pr_err!(
+                "{}: Previous session is still exists on the server, please reconnect later\n",
+                self.path.name()
+            );
         } else if errno != 0 {
-            pr_err!("{}: Connect rejected: status {}, rtrs errno {}\n", self.path.name(), reason, errno);
+            pr_err!(
+                "{}: Connect rejected: status {}, rtrs errno {}\n",
+                self.path.name(),
+                reason,
+                errno
+            );
         } else {
-            pr_err!("{}: Connect rejected but with malformed message: status {}\n", self.path.name(), reason);
+            pr_err!(
+                "{}: Connect rejected but with malformed message: status {}\n",
+                self.path.name(),
+                reason
+            );
         }
         if errno != 0 {
             errno
@@ -220,10 +250,17 @@ impl Con {
         let ring = h.rsp.get().ok_or(EINVAL)?;
         let off = i as usize * RkeyRsp::SIZE;
         let lkey = h.path.pd().ok_or(ENODEV)?.local_dma_lkey();
-        let sge = [Sge::new(ring.buf.dma_addr(off)?, RkeyRsp::SIZE as u32, lkey)];
+        let sge = [Sge::new(
+            ring.buf.dma_addr(off)?,
+            RkeyRsp::SIZE as u32,
+            lkey,
+        )];
         id.post_recv(|h: &Self| {
             let ring = h.rsp.get().ok_or(EINVAL)?;
-            Ok([RecvWr::new(&ring.ius.get(i as usize).ok_or(EINVAL)?.cqe, &sge)])
+            Ok([RecvWr::new(
+                &ring.ius.get(i as usize).ok_or(EINVAL)?.cqe,
+                &sge,
+            )])
         })
     }
 
@@ -246,8 +283,13 @@ impl Con {
         let pd = h.path.pd().ok_or(ENODEV)?;
         let rx_sz = InfoRsp::wire_size(qd as usize).ok_or(EINVAL)?;
         let rx = DmaBuf::new(pd.device(), rx_sz, DmaDirection::FromDevice)?;
-        let mut tx = DmaBuf::new(pd.device(), crate::proto::msg::InfoReq::SIZE, DmaDirection::ToDevice)?;
-        let msg = crate::proto::msg::InfoReq::new(h.path.core.name.as_bytes()).map_err(crate::common::kerr)?;
+        let mut tx = DmaBuf::new(
+            pd.device(),
+            crate::proto::msg::InfoReq::SIZE,
+            DmaDirection::ToDevice,
+        )?;
+        let msg = crate::proto::msg::InfoReq::new(h.path.core.name.as_bytes())
+            .map_err(crate::common::kerr)?;
         let mut b = [0u8; crate::proto::msg::InfoReq::SIZE];
         msg.encode(&mut b).map_err(crate::common::kerr)?;
         tx.write(0, &b)?;
@@ -291,7 +333,11 @@ impl Con {
                 path.hb_received();
                 let mut w_inval = false;
                 match Imm::decode(wc.imm_data().unwrap_or(0)) {
-                    Imm::IoRsp { msg_id, errno, w_inval: w } => {
+                    Imm::IoRsp {
+                        msg_id,
+                        errno,
+                        w_inval: w,
+                    } => {
                         w_inval = w;
                         path.io_rsp(id, msg_id, errno, w_inval);
                     }
@@ -314,7 +360,11 @@ impl Con {
                 let n = if w_inval { 2 } else { 1 };
                 for _ in 0..n {
                     if let Err(e) = id.post_recv(|h: &Self| Ok([RecvWr::new(&h.io_cqe, &[])])) {
-                        pr_err!("{}: rtrs_post_recv_empty(): {}\n", path.name(), e.to_errno());
+                        pr_err!(
+                            "{}: rtrs_post_recv_empty(): {}\n",
+                            path.name(),
+                            e.to_errno()
+                        );
                         path.error_recovery();
                         break;
                     }
@@ -345,7 +395,11 @@ impl Con {
     fn rkey_rsp(&self, id: &CmIdRef<Self>, wc: &Wc<'_>, i: u32) -> Result {
         let path = &self.path;
         if (wc.byte_len() as usize) < RkeyRsp::SIZE {
-            pr_err!("{}: rkey response is malformed: size {}\n", path.name(), wc.byte_len());
+            pr_err!(
+                "{}: rkey response is malformed: size {}\n",
+                path.name(),
+                wc.byte_len()
+            );
             return Err(EINVAL);
         }
         let ring = self.rsp.get().ok_or(EINVAL)?;
@@ -355,13 +409,28 @@ impl Con {
             pr_err!("{}: rkey response is malformed\n", path.name());
             EINVAL
         })?;
-        if let Imm::IoRsp { msg_id, errno, w_inval } = Imm::decode(wc.imm_data().unwrap_or(0)) {
+        if let Imm::IoRsp {
+            msg_id,
+            errno,
+            w_inval,
+        } = Imm::decode(wc.imm_data().unwrap_or(0))
+        {
             if u32::from(msg.buf_id) != msg_id {
-                pr_err!("{}: rkey response for chunk {} came as the answer to {}\n", path.name(), msg.buf_id, msg_id);
+                pr_err!(
+                    "{}: rkey response for chunk {} came as the answer to {}\n",
+                    path.name(),
+                    msg.buf_id,
+                    msg_id
+                );
                 return Err(EINVAL);
             }
-            path.set_rkey(msg_id, msg.rkey)
-                .inspect_err(|_| pr_err!("{}: rkey response for unknown chunk {}\n", path.name(), msg_id))?;
+            path.set_rkey(msg_id, msg.rkey).inspect_err(|_| {
+                pr_err!(
+                    "{}: rkey response for unknown chunk {}\n",
+                    path.name(),
+                    msg_id
+                )
+            })?;
             path.io_rsp(id, msg_id, errno, w_inval);
         }
         Ok(())
@@ -390,7 +459,11 @@ impl CqeHandler<1> for Con {
     /// `rtrs_clt_fast_reg_done()`.
     fn done(&self, _conn: &CmIdRef<Con>, wc: &Wc<'_>) {
         if !wc.is_ok() && !wc.is_flushed() {
-            pr_err!("{}: Failed IB_WR_REG_MR: {}\n", self.path.name(), wc.status_msg());
+            pr_err!(
+                "{}: Failed IB_WR_REG_MR: {}\n",
+                self.path.name(),
+                wc.status_msg()
+            );
             self.path.error_recovery();
         }
     }
@@ -404,7 +477,11 @@ impl CqeHandler<2> for Con {
         let tx = self.info_bufs.lock().0.take();
         drop(tx);
         if !wc.is_ok() {
-            pr_err!("{}: Path info request send failed: {}\n", self.path.name(), wc.status_msg());
+            pr_err!(
+                "{}: Path info request send failed: {}\n",
+                self.path.name(),
+                wc.status_msg()
+            );
             self.path.set_connecting_err();
         }
     }
@@ -422,7 +499,11 @@ impl CqeHandler<3> for Con {
                 self.path.info_rsp(conn, &rx, wc.byte_len() as usize)
             }
             (false, _) => {
-                pr_err!("{}: Path info response recv failed: {}\n", self.path.name(), wc.status_msg());
+                pr_err!(
+                    "{}: Path info response recv failed: {}\n",
+                    self.path.name(),
+                    wc.status_msg()
+                );
                 Err(EIO)
             }
             _ => Err(EINVAL),
@@ -436,7 +517,13 @@ impl CmHandler for Con {
     fn event(&self, id: &CmIdRef<Self>, event: &CmEvent<'_>) {
         let err = match event {
             CmEvent::AddrResolved => Self::create_qp(id)
-                .inspect_err(|e| pr_err!("{}: create_con_cq_qp(), err: {}\n", self.path.name(), e.to_errno()))
+                .inspect_err(|e| {
+                    pr_err!(
+                        "{}: create_con_cq_qp(), err: {}\n",
+                        self.path.name(),
+                        e.to_errno()
+                    )
+                })
                 .and_then(|()| id.resolve_route(CONNECT_TIMEOUT_MS))
                 .err()
                 .map(|e| e.to_errno()),
@@ -449,17 +536,28 @@ impl CmHandler for Con {
                 }
                 Err(e) => Some(e.to_errno()),
             },
-            CmEvent::Rejected { reason, private_data } => Some(self.rejected(*private_data, *reason)),
+            CmEvent::Rejected {
+                reason,
+                private_data,
+            } => Some(self.rejected(*private_data, *reason)),
             CmEvent::ConnectError(_)
             | CmEvent::Unreachable(_)
             | CmEvent::Disconnected
             | CmEvent::AddrChange
             | CmEvent::TimewaitExit => {
-                pr_warn!("{}: CM error (CM event: {})\n", self.path.name(), event.name());
+                pr_warn!(
+                    "{}: CM error (CM event: {})\n",
+                    self.path.name(),
+                    event.name()
+                );
                 Some(crate::rb::errno::ECONNRESET().to_errno())
             }
             CmEvent::AddrError(_) | CmEvent::RouteError(_) => {
-                pr_warn!("{}: CM error (CM event: {})\n", self.path.name(), event.name());
+                pr_warn!(
+                    "{}: CM error (CM event: {})\n",
+                    self.path.name(),
+                    event.name()
+                );
                 Some(crate::rb::errno::EHOSTUNREACH().to_errno())
             }
             CmEvent::DeviceRemoval => {
@@ -468,7 +566,11 @@ impl CmHandler for Con {
                 None
             }
             _ => {
-                pr_err!("{}: Unexpected RDMA CM error (CM event: {})\n", self.path.name(), event.name());
+                pr_err!(
+                    "{}: Unexpected RDMA CM error (CM event: {})\n",
+                    self.path.name(),
+                    event.name()
+                );
                 Some(crate::rb::errno::ECONNRESET().to_errno())
             }
         };

@@ -20,15 +20,18 @@ use crate::proto::msg::{
 use crate::proto::path_sel::PathSnapshot;
 use crate::proto::reconnect::{RECONNECT_BACKOFF_MS, RECONNECT_SEED};
 use crate::proto::state::CltState;
-use crate::rb::rdma::{
-    Access, CmId, CmIdRef, Device, DmaBuf, DmaDirection, Pd, SendFlags, SendOp, SendWr, Sge, SockAddr,
-};
 use crate::rb::rdma::mr::DmaMappedSg;
+use crate::rb::rdma::{
+    Access, CmId, CmIdRef, Device, DmaBuf, DmaDirection, Pd, SendFlags, SendOp, SendWr, Sge,
+    SockAddr,
+};
 use crate::rb::rtrs_api::clt::{ConType, Confirm, Dir, UserSg};
 use crate::rb::rtrs_api::core::import::addr_to_str;
 use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use crate::rb::workqueue::{impl_has_delayed_work, DelayedWork, DelayedWorkItem};
-use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::{
+    AtomicBool, AtomicI32, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering,
+};
 use kernel::prelude::*;
 use kernel::sync::{Arc, CondVar, CondVarTimeoutResult, Mutex};
 use kernel::time::{msecs_to_jiffies, Ktime};
@@ -78,7 +81,12 @@ impl core::fmt::Display for PathName<'_> {
         addr_to_str(src.as_ref().unwrap_or(&zero), &dst, &mut buf);
         let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
         let name = kernel::str::BStr::from_bytes(self.0.core.name.as_bytes());
-        write!(f, "<{}> {}", name, kernel::str::BStr::from_bytes(buf.get(..len).unwrap_or(&[])))
+        write!(
+            f,
+            "<{}> {}",
+            name,
+            kernel::str::BStr::from_bytes(buf.get(..len).unwrap_or(&[]))
+        )
     }
 }
 
@@ -215,11 +223,19 @@ fn now_ns() -> i64 {
 
 impl Path {
     /// `alloc_path()`: a path to `dst`, from `src` if given.
-    pub(crate) fn new(core: &Arc<Core>, src: Option<SockAddr>, dst: SockAddr, for_new: bool) -> Result<Arc<Self>> {
+    pub(crate) fn new(
+        core: &Arc<Core>,
+        src: Option<SockAddr>,
+        dst: SockAddr,
+        for_new: bool,
+    ) -> Result<Arc<Self>> {
         let con_num = crate::rb::cpu::nr_cpu_ids() + core.nr_poll_queues + 1;
         let mut cons = KVec::with_capacity(con_num as usize, GFP_KERNEL)?;
         for _ in 0..con_num {
-            cons.push(KBox::pin_init(new_spinlock_irq!(None, "rtrs_clt_con"), GFP_KERNEL)?, GFP_KERNEL)?;
+            cons.push(
+                KBox::pin_init(new_spinlock_irq!(None, "rtrs_clt_con"), GFP_KERNEL)?,
+                GFP_KERNEL,
+            )?;
         }
         Arc::pin_init(
             try_pin_init!(Path {
@@ -371,7 +387,10 @@ impl Path {
         let a = dev.attrs();
         let pd = Arc::new(Pd::new(dev, 0)?, GFP_KERNEL)?;
         let max_pages_per_mr = MAX_SEGMENTS.min(a.max_fast_reg_page_list_len.max(1));
-        *self.dev.lock() = Some(DevInfo { pd, max_pages_per_mr });
+        *self.dev.lock() = Some(DevInfo {
+            pd,
+            max_pages_per_mr,
+        });
         Ok(())
     }
 
@@ -391,10 +410,18 @@ impl Path {
             max_hdr_size: rsp.max_hdr_size,
             chunk_size: rsp.chunk_size(),
             flags: rsp.flags,
-            signal_interval: if qd == 0 { SERVICE_CON_QUEUE_DEPTH } else { qd.min(SERVICE_CON_QUEUE_DEPTH) },
+            signal_interval: if qd == 0 {
+                SERVICE_CON_QUEUE_DEPTH
+            } else {
+                qd.min(SERVICE_CON_QUEUE_DEPTH)
+            },
         };
         drop(srv);
-        let pages = self.dev.lock().as_ref().map_or(MAX_SEGMENTS, |d| d.max_pages_per_mr);
+        let pages = self
+            .dev
+            .lock()
+            .as_ref()
+            .map_or(MAX_SEGMENTS, |d| d.max_pages_per_mr);
         self.core.learn(qd, rsp.max_io_size, pages);
         if let Some(dev) = id.device() {
             let mut hca = self.hca.lock();
@@ -415,9 +442,15 @@ impl Path {
         let slot = self.cons.get(cid as usize).ok_or(EINVAL)?;
         *slot.lock() = Some(id);
         let src = *self.src.lock();
-        let ret = self.with_con(cid, |id| id.resolve_addr(src.as_ref(), &self.dst, CONNECT_TIMEOUT_MS));
+        let ret = self.with_con(cid, |id| {
+            id.resolve_addr(src.as_ref(), &self.dst, CONNECT_TIMEOUT_MS)
+        });
         if let Err(e) = ret {
-            pr_err!("{}: Failed to resolve address, err: {}\n", self.name(), e.to_errno());
+            pr_err!(
+                "{}: Failed to resolve address, err: {}\n",
+                self.name(),
+                e.to_errno()
+            );
             return Err(e);
         }
         let done = self.wait(CONNECT_TIMEOUT_MS, |p| {
@@ -434,7 +467,11 @@ impl Path {
     }
 
     /// Runs `f` on connection `cid` if it is there.
-    pub(crate) fn with_con<R>(&self, cid: u16, f: impl FnOnce(&CmIdRef<Con>) -> Result<R>) -> Result<R> {
+    pub(crate) fn with_con<R>(
+        &self,
+        cid: u16,
+        f: impl FnOnce(&CmIdRef<Con>) -> Result<R>,
+    ) -> Result<R> {
         let slot = self.cons.get(cid as usize).ok_or(EINVAL)?.lock();
         match slot.as_ref() {
             Some(id) => f(id),
@@ -454,7 +491,12 @@ impl Path {
             }
             let srv = self.srv();
             let dev = self.dev.lock().clone().ok_or(ENODEV)?;
-            let rs = ReqSet::new(&dev.pd, srv.queue_depth, srv.max_hdr_size, dev.max_pages_per_mr)?;
+            let rs = ReqSet::new(
+                &dev.pd,
+                srv.queue_depth,
+                srv.max_hdr_size,
+                dev.max_pages_per_mr,
+            )?;
             for cid in 0..self.con_num {
                 self.with_con(cid as u16, |id| {
                     id.handler().set_reqs(rs.clone());
@@ -476,14 +518,16 @@ impl Path {
     /// INFO_RSP and the receives for IO.
     fn send_path_info(self: &Arc<Self>) -> Result {
         let qd = self.queue_depth();
-        let ret = self.with_con(0, |id| Con::send_info(id, qd)).and_then(|()| {
-            self.wait(CONNECT_TIMEOUT_MS, |p| p.state() != CltState::Connecting);
-            match self.state() {
-                CltState::Connected => Ok(()),
-                CltState::ConnectingErr => Err(crate::rb::errno::ECONNRESET()),
-                _ => Err(crate::rb::errno::ETIMEDOUT()),
-            }
-        });
+        let ret = self
+            .with_con(0, |id| Con::send_info(id, qd))
+            .and_then(|()| {
+                self.wait(CONNECT_TIMEOUT_MS, |p| p.state() != CltState::Connecting);
+                match self.state() {
+                    CltState::Connected => Ok(()),
+                    CltState::ConnectingErr => Err(crate::rb::errno::ECONNRESET()),
+                    _ => Err(crate::rb::errno::ETIMEDOUT()),
+                }
+            });
         if ret.is_err() {
             self.change_state(CltState::ConnectingErr);
         }
@@ -493,7 +537,10 @@ impl Path {
     /// `process_info_rsp()` and `post_recv_path()`: the server's chunks.
     pub(crate) fn info_rsp(&self, conn: &CmIdRef<Con>, rx: &DmaBuf, len: usize) -> Result {
         let srv = self.srv();
-        let size = InfoRsp::wire_size(srv.queue_depth as usize).ok_or(EINVAL)?.min(len).min(rx.len());
+        let size = InfoRsp::wire_size(srv.queue_depth as usize)
+            .ok_or(EINVAL)?
+            .min(len)
+            .min(rx.len());
         let mut buf = KVec::from_elem(0u8, size, GFP_ATOMIC)?;
         rx.read(0, &mut buf)?;
         let rsp = InfoRsp::decode(&buf).map_err(|e| {
@@ -511,16 +558,26 @@ impl Path {
         }
         // `x2`: for read responses plus key invalidations.
         for cid in 0..self.con_num {
-            let q = if cid == 0 { SERVICE_CON_QUEUE_DEPTH } else { srv.queue_depth } * 2;
+            let q = if cid == 0 {
+                SERVICE_CON_QUEUE_DEPTH
+            } else {
+                srv.queue_depth
+            } * 2;
             self.with_con(cid as u16, |id| Con::post_recv_io(id, q))
-                .inspect_err(|e| pr_err!("{}: post_recv_io(), err: {}\n", self.name(), e.to_errno()))?;
+                .inspect_err(|e| {
+                    pr_err!("{}: post_recv_io(), err: {}\n", self.name(), e.to_errno())
+                })?;
         }
         Ok(())
     }
 
     pub(crate) fn info_done(&self, ok: bool) {
         self.info.store(if ok { 1 } else { -1 }, Ordering::Release);
-        self.change_state(if ok { CltState::Connected } else { CltState::ConnectingErr });
+        self.change_state(if ok {
+            CltState::Connected
+        } else {
+            CltState::ConnectingErr
+        });
     }
 
     /// `init_path()`: connections, handshake, and the path is up.
@@ -539,7 +596,13 @@ impl Path {
             }
             Err(e) => {
                 let hca = self.hca.lock();
-                pr_err!("{}: init_path() failed: err={} [{}:{}]\n", self.name(), e.to_errno(), hca.0, hca.1);
+                pr_err!(
+                    "{}: init_path() failed: err={} [{}:{}]\n",
+                    self.name(),
+                    e.to_errno(),
+                    hca.0,
+                    hca.1
+                );
                 Err(e)
             }
         }
@@ -552,7 +615,10 @@ impl Path {
             let id = slot.lock().take();
             if let Some(id) = id {
                 if v.push(id, GFP_KERNEL).is_err() {
-                    pr_err!("{}: out of memory while closing; dropping a connection now\n", self.name());
+                    pr_err!(
+                        "{}: out of memory while closing; dropping a connection now\n",
+                        self.name()
+                    );
                 }
             }
         }
@@ -600,7 +666,9 @@ impl Path {
         }
         // Graceful shutdown: the peer's disconnect events. If the peer is
         // gone, this waits the whole timeout, as in C.
-        self.wait(CONNECT_TIMEOUT_MS, |p| p.connected_cnt.load(Ordering::Acquire) <= 0);
+        self.wait(CONNECT_TIMEOUT_MS, |p| {
+            p.connected_cnt.load(Ordering::Acquire) <= 0
+        });
         for id in ids.iter() {
             id.handler().destroyed.store(true, Ordering::Release);
         }
@@ -613,7 +681,11 @@ impl Path {
     #[track_caller]
     pub(crate) fn error_recovery(self: &Arc<Self>) {
         if self.change_state_from_to(CltState::Connected, CltState::Reconnecting) {
-            pr_info!("{}: reconnecting the path ({})\n", self.name(), crate::common::CallSite::here());
+            pr_info!(
+                "{}: reconnecting the path ({})\n",
+                self.name(),
+                crate::common::CallSite::here()
+            );
             DelayedWork::<Path, 1>::schedule(self, &self.core.wq, 0);
         } else {
             // Errors while connecting: the waiter cleans up.
@@ -628,7 +700,9 @@ impl Path {
             let _ = self.core.wq.queue().enqueue(self.clone());
         }
         if wait {
-            while !self.wait(CONNECT_TIMEOUT_MS, |p| matches!(p.state(), CltState::Closed | CltState::Dead)) {}
+            while !self.wait(CONNECT_TIMEOUT_MS, |p| {
+                matches!(p.state(), CltState::Closed | CltState::Dead)
+            }) {}
         }
     }
 
@@ -693,7 +767,12 @@ impl Path {
             return;
         };
         let Some(req) = rs.reqs.get(msg_id as usize) else {
-            pr_err!("{}: response for request {} of {}\n", self.name(), msg_id, rs.reqs.len());
+            pr_err!(
+                "{}: response for request {} of {}\n",
+                self.name(),
+                msg_id,
+                rs.reqs.len()
+            );
             return;
         };
         if w_inval {
@@ -724,7 +803,11 @@ impl Path {
     /// Posts a heartbeat or its ack (an empty `RDMA_WRITE_WITH_IMM`).
     pub(crate) fn send_hb(self: &Arc<Self>, conn: &CmIdRef<Con>, imm: Imm) {
         let flags = self.signal(conn.handler());
-        let op = SendOp::RdmaWriteWithImm { remote_addr: 0, rkey: 0, imm: imm.encode() };
+        let op = SendOp::RdmaWriteWithImm {
+            remote_addr: 0,
+            rkey: 0,
+            imm: imm.encode(),
+        };
         if let Err(e) = conn.post_send(|h: &Con| Ok([SendWr::new(&h.io_cqe, op, &[], flags)])) {
             pr_err!("{}: send HB failed, errno: {}\n", self.name(), e.to_errno());
             self.error_recovery();
@@ -742,13 +825,18 @@ impl Path {
 
     /// Polls poll queue (connection) `cid`.
     pub(crate) fn poll(&self, cid: u32) -> i32 {
-        self.with_con(cid as u16, |id| id.poll_cq(-1)).map_or(0, |n| n as i32)
+        self.with_con(cid as u16, |id| id.poll_cq(-1))
+            .map_or(0, |n| n as i32)
     }
 
     /// Sends an IO on this path (`rtrs_clt_get_req()` and
     /// `rtrs_clt_{read,write}_req()`). On error the IO's confirmation and
     /// pages are back in `parts`, for the next path.
-    pub(crate) fn submit(&self, parts: &mut Submit, fill: &dyn Fn(&mut [u8]) -> Result<usize>) -> Result {
+    pub(crate) fn submit(
+        &self,
+        parts: &mut Submit,
+        fill: &dyn Fn(&mut [u8]) -> Result<usize>,
+    ) -> Result {
         let cid = match parts.con_type {
             ConType::Io => rem(parts.cpu, self.irq_con_num - 1) + 1,
             ConType::Admin => 0,
@@ -806,10 +894,19 @@ impl Path {
     ) -> Result {
         let srv = self.srv();
         let read = parts.dir == Dir::Read;
-        let hdr = if read { RdmaRead::SIZE } else { RdmaWrite::SIZE };
+        let hdr = if read {
+            RdmaRead::SIZE
+        } else {
+            RdmaWrite::SIZE
+        };
         let tsize = hdr + parts.data_len + parts.usr_len;
         if tsize > srv.chunk_size as usize {
-            pr_warn!("{}: request failed, size too big {} > {}\n", self.name(), tsize, srv.chunk_size);
+            pr_warn!(
+                "{}: request failed, size too big {} > {}\n",
+                self.name(),
+                tsize,
+                srv.chunk_size
+            );
             return Err(crate::rb::errno::EMSGSIZE());
         }
         let lkey = rs.pd.local_dma_lkey();
@@ -818,7 +915,11 @@ impl Path {
             let st = req.st.lock();
             match st.sg.as_ref() {
                 Some(sg) => {
-                    let dir = if read { DmaDirection::FromDevice } else { DmaDirection::ToDevice };
+                    let dir = if read {
+                        DmaDirection::FromDevice
+                    } else {
+                        DmaDirection::ToDevice
+                    };
                     let m = sg.map(rs.pd.device(), dir)?;
                     let n = req.mr.map_sg(&m, m.dma_nents(), 4096)?;
                     if n != m.dma_nents() {
@@ -847,7 +948,11 @@ impl Path {
                     let msg = RdmaRead {
                         usr_len: n as u16,
                         flags: if fr { MSG_NEED_INVAL_F } else { 0 },
-                        descs: if fr { SgList::new(&desc) } else { SgList::empty() },
+                        descs: if fr {
+                            SgList::new(&desc)
+                        } else {
+                            SgList::empty()
+                        },
                     };
                     msg.encode(rest).map_err(kerr)?
                 } else {
@@ -857,7 +962,10 @@ impl Path {
             })?
         };
         let iu_addr = req.iu.lock().dma_addr(0)?;
-        let imm = Imm::IoReq { payload: parts.mem_off + (parts.data_len + parts.usr_len) as u32 }.encode();
+        let imm = Imm::IoReq {
+            payload: parts.mem_off + (parts.data_len + parts.usr_len) as u32,
+        }
+        .encode();
         let rbuf = rs.rbufs.get(parts.idx as usize).ok_or(EINVAL)?.get();
         let flags = self.signal(id.handler());
         let i = parts.idx as usize;
@@ -878,7 +986,12 @@ impl Path {
                 id.post_send(|h: &Con| {
                     let r = h.reqs()?.reqs.get(i).ok_or(EINVAL)?;
                     Ok([
-                        SendWr::new(&h.reg_cqe, SendOp::RegMr { mr: &r.mr, access }, &[], SendFlags::empty()),
+                        SendWr::new(
+                            &h.reg_cqe,
+                            SendOp::RegMr { mr: &r.mr, access },
+                            &[],
+                            SendFlags::empty(),
+                        ),
                         SendWr::new(&r.iu_cqe, op, &sge, flags),
                     ])
                 })
@@ -889,14 +1002,26 @@ impl Path {
                 })
             }
         } else {
-            let op = SendOp::RdmaWriteWithImm { remote_addr: rbuf.addr, rkey: rbuf.rkey, imm };
+            let op = SendOp::RdmaWriteWithImm {
+                remote_addr: rbuf.addr,
+                rkey: rbuf.rkey,
+                imm,
+            };
             let iu_sge = Sge::new(iu_addr, size as u32, lkey);
             if fr {
                 let sge = [req.mr.sge(), iu_sge];
                 id.post_send(|h: &Con| {
                     let r = h.reqs()?.reqs.get(i).ok_or(EINVAL)?;
                     Ok([
-                        SendWr::new(&h.reg_cqe, SendOp::RegMr { mr: &r.mr, access: Access::LOCAL_WRITE }, &[], SendFlags::empty()),
+                        SendWr::new(
+                            &h.reg_cqe,
+                            SendOp::RegMr {
+                                mr: &r.mr,
+                                access: Access::LOCAL_WRITE,
+                            },
+                            &[],
+                            SendFlags::empty(),
+                        ),
                         SendWr::new(&r.iu_cqe, op, &sge, flags),
                     ])
                 })
@@ -969,7 +1094,10 @@ impl DelayedWorkItem<2> for Path {
         }
         this.attempts.fetch_add(1, Ordering::Relaxed);
         crate::rb::random::msleep(RECONNECT_BACKOFF_MS);
-        if this.change_state(CltState::Connecting).0 && this.init().is_err() && this.change_state(CltState::Reconnecting).0 {
+        if this.change_state(CltState::Connecting).0
+            && this.init().is_err()
+            && this.change_state(CltState::Reconnecting).0
+        {
             this.stats.reconnect_fail.fetch_add(1, Ordering::Relaxed);
             DelayedWork::<Path, 1>::schedule(&this, &this.core.wq, 0);
         }

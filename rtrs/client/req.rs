@@ -80,7 +80,10 @@ pub(crate) struct RbufSlot {
 
 impl RbufSlot {
     pub(crate) fn get(&self) -> Rbuf {
-        Rbuf { addr: self.addr.load(Ordering::Acquire), rkey: self.rkey.load(Ordering::Acquire) }
+        Rbuf {
+            addr: self.addr.load(Ordering::Acquire),
+            rkey: self.rkey.load(Ordering::Acquire),
+        }
     }
 
     pub(crate) fn set(&self, r: Rbuf) {
@@ -98,7 +101,12 @@ pub(crate) struct ReqSet {
 
 impl ReqSet {
     /// `alloc_path_reqs()`.
-    pub(crate) fn new(pd: &Arc<Pd>, queue_depth: u32, max_hdr_size: u32, max_pages_per_mr: u32) -> Result<Arc<Self>> {
+    pub(crate) fn new(
+        pd: &Arc<Pd>,
+        queue_depth: u32,
+        max_hdr_size: u32,
+        max_pages_per_mr: u32,
+    ) -> Result<Arc<Self>> {
         let mut reqs = KVec::with_capacity(queue_depth as usize, GFP_KERNEL)?;
         let mut rbufs = KVec::with_capacity(queue_depth as usize, GFP_KERNEL)?;
         for idx in 0..queue_depth {
@@ -110,13 +118,23 @@ impl ReqSet {
                     idx,
                     iu: KBox::pin_init(new_spinlock_irq!(iu, "rtrs_clt_req_iu"), GFP_KERNEL)?,
                     mr: Mr::new(pd, max_pages_per_mr)?,
-                    st: KBox::pin_init(new_spinlock_irq!(ReqState::idle(), "rtrs_clt_req"), GFP_KERNEL)?,
+                    st: KBox::pin_init(
+                        new_spinlock_irq!(ReqState::idle(), "rtrs_clt_req"),
+                        GFP_KERNEL,
+                    )?,
                 },
                 GFP_KERNEL,
             )?;
             rbufs.push(RbufSlot::default(), GFP_KERNEL)?;
         }
-        Ok(Arc::new(Self { reqs, rbufs, pd: pd.clone() }, GFP_KERNEL)?)
+        Ok(Arc::new(
+            Self {
+                reqs,
+                rbufs,
+                pd: pd.clone(),
+            },
+            GFP_KERNEL,
+        )?)
     }
 }
 
@@ -159,7 +177,12 @@ impl Req {
     }
 
     /// Ends the IO: unmaps the user's pages, frees the slot, confirms.
-    fn finish(mut st: kernel::sync::lock::Guard<'_, ReqState, crate::rb::sync::SpinLockIrqBackend>, path: &Path, errno: i32, notify: bool) {
+    fn finish(
+        mut st: kernel::sync::lock::Guard<'_, ReqState, crate::rb::sync::SpinLockIrqBackend>,
+        path: &Path,
+        errno: i32,
+        notify: bool,
+    ) {
         st.mapped = None;
         st.sg = None;
         st.in_use = false;
@@ -187,7 +210,11 @@ impl Req {
     /// confirming it (`complete_rdma_req(req, -ECONNABORTED, false, true)`
     /// with the QP already drained, so no invalidation is needed: the MR
     /// goes away with the slot). Returns it and the user's message.
-    pub(crate) fn take_for_failover(&self, path: &Path, usr: &mut KVec<u8>) -> Option<super::path::Submit> {
+    pub(crate) fn take_for_failover(
+        &self,
+        path: &Path,
+        usr: &mut KVec<u8>,
+    ) -> Option<super::path::Submit> {
         let mut st = self.st.lock();
         if !st.in_use {
             return None;
@@ -233,7 +260,11 @@ impl CqeHandler<1> for Req {
     fn done(&self, conn: &CmIdRef<Con>, wc: &Wc<'_>) {
         let path = &conn.handler().path;
         if !wc.is_ok() && !wc.is_flushed() {
-            pr_err!("{}: Failed IB_WR_LOCAL_INV: {}\n", path.name(), wc.status_msg());
+            pr_err!(
+                "{}: Failed IB_WR_LOCAL_INV: {}\n",
+                path.name(),
+                wc.status_msg()
+            );
             path.error_recovery();
         }
         let mut st = self.st.lock();

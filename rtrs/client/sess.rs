@@ -16,8 +16,8 @@ use crate::rb::cpu::{current_cpu, nr_cpu_ids};
 use crate::rb::kvec::VecExt;
 use crate::rb::rdma::SockAddr;
 use crate::rb::rtrs_api::clt::{Attrs, CltLinkEv, Dir, LinkOps, OpenArgs, Permits, Request};
-use crate::rb::sysfs::Kobject;
 use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
+use crate::rb::sysfs::Kobject;
 use crate::rb::workqueue::OwnedQueue;
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use kernel::prelude::*;
@@ -66,13 +66,18 @@ pub(crate) struct Core {
 
 impl Core {
     fn policy(&self) -> MpPolicy {
-        MpPolicy::from_id(self.mp_policy.load(Ordering::Relaxed) as i32).unwrap_or(MpPolicy::MinInflight)
+        MpPolicy::from_id(self.mp_policy.load(Ordering::Relaxed) as i32)
+            .unwrap_or(MpPolicy::MinInflight)
     }
 
     /// The paths an IO may try, in the order of the policy, as `Arc`s in
     /// `out`; returns how many.
     pub(crate) fn select(&self, out: &mut [Option<Arc<Path>>; MAX_SEL_PATHS]) -> usize {
-        let mut snaps = [PathSnapshot { connected: false, inflight: 0, latency_ns: 0 }; MAX_SEL_PATHS];
+        let mut snaps = [PathSnapshot {
+            connected: false,
+            inflight: 0,
+            latency_ns: 0,
+        }; MAX_SEL_PATHS];
         let paths = self.paths.lock();
         let n = paths.len().min(MAX_SEL_PATHS);
         for (s, p) in snaps.iter_mut().zip(paths.iter()) {
@@ -125,13 +130,22 @@ impl Core {
             (0, m) | (m, 0) => m,
             (a, b) => a.min(b),
         };
-        l.max_segments = if l.max_segments == 0 { max_segments } else { l.max_segments.min(max_segments) };
+        l.max_segments = if l.max_segments == 0 {
+            max_segments
+        } else {
+            l.max_segments.min(max_segments)
+        };
     }
 
     /// sysfs `add_path` (`rtrs_clt_create_path_from_sysfs()`): connects a
     /// new path and adds its directory to `dir`. `EEXIST` for a path the
     /// session has.
-    pub(crate) fn add_path(core: &Arc<Core>, src: Option<SockAddr>, dst: SockAddr, dir: &Kobject<()>) -> Result {
+    pub(crate) fn add_path(
+        core: &Arc<Core>,
+        src: Option<SockAddr>,
+        dst: SockAddr,
+        dir: &Kobject<()>,
+    ) -> Result {
         let dup = core.paths.lock().iter().any(|p| {
             let (psrc, pdst) = p.addrs();
             same_addr(&pdst, &dst)
@@ -141,7 +155,10 @@ impl Core {
                 }
         });
         if dup {
-            pr_err!("<{}>: add_path: the session has a path to that address\n", core.name);
+            pr_err!(
+                "<{}>: add_path: the session has a path to that address\n",
+                core.name
+            );
             return Err(EEXIST);
         }
         // The first path after all were removed is like a new session for
@@ -172,7 +189,10 @@ impl Core {
     }
 
     fn is_connected(&self) -> bool {
-        self.paths.lock().iter().any(|p| p.state() == CltState::Connected)
+        self.paths
+            .lock()
+            .iter()
+            .any(|p| p.state() == CltState::Connected)
     }
 
     /// `rtrs_clt_query()`.
@@ -283,7 +303,11 @@ impl Sess {
                 Ok(sess)
             }
             Err(e) => {
-                pr_err!("{}: cannot allocate the session: {}\n", core.name, e.to_errno());
+                pr_err!(
+                    "{}: cannot allocate the session: {}\n",
+                    core.name,
+                    e.to_errno()
+                );
                 Self::close_core(&core, dev);
                 Err(e)
             }
@@ -291,7 +315,11 @@ impl Sess {
     }
 
     /// Connects the paths given to `open` and adds their directories.
-    fn open_paths(core: &Arc<Core>, dev: &SessDev, paths: &[(Option<SockAddr>, SockAddr)]) -> Result {
+    fn open_paths(
+        core: &Arc<Core>,
+        dev: &SessDev,
+        paths: &[(Option<SockAddr>, SockAddr)],
+    ) -> Result {
         for (i, (src, dst)) in paths.iter().enumerate() {
             let path = Path::new(core, *src, *dst, i == 0)?;
             core.paths.lock().push(path.clone(), GFP_ATOMIC)?;

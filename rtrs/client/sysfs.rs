@@ -25,7 +25,9 @@ use crate::common::name::NameBuf;
 use crate::proto::kstr::sysfs_streq;
 use crate::proto::msg::NAME_MAX;
 use crate::proto::path_sel::MpPolicy;
-use crate::proto::reconnect::{parse_max_reconnect_attempts, MAX_MAX_RECONN_ATT, MIN_MAX_RECONN_ATT};
+use crate::proto::reconnect::{
+    parse_max_reconnect_attempts, MAX_MAX_RECONN_ATT, MIN_MAX_RECONN_ATT,
+};
 use crate::proto::state::CltState;
 use crate::rb::global::Global;
 use crate::rb::rdma::SockAddr;
@@ -149,7 +151,9 @@ impl Attribute for MaxReconnectAttempts {
             );
             EINVAL
         })?;
-        f.core.max_reconnect_attempts.store(v as u32, Ordering::Relaxed);
+        f.core
+            .max_reconnect_attempts
+            .store(v as u32, Ordering::Relaxed);
         Ok(input.len())
     }
 }
@@ -205,7 +209,10 @@ impl Attribute for AddPath {
 
     fn store(f: &SessFiles, input: &[u8], _ctx: &mut Store<'_>) -> Result<usize> {
         // Up to the newline (or a NUL: C's parser stops there), as a C string.
-        let end = input.iter().position(|&b| b == b'\n' || b == 0).unwrap_or(input.len());
+        let end = input
+            .iter()
+            .position(|&b| b == b'\n' || b == 0)
+            .unwrap_or(input.len());
         let mut s = KVec::with_capacity(end + 1, GFP_KERNEL)?;
         s.extend_from_slice(&input[..end], GFP_KERNEL)?;
         s.push(0, GFP_KERNEL)?;
@@ -226,7 +233,8 @@ impl Attribute for AddPath {
     }
 }
 
-static SESS_ATTRS: Attributes<SessFiles> = attributes!(SessFiles: MaxReconnectAttempts, MpathPolicy, AddPath);
+static SESS_ATTRS: Attributes<SessFiles> =
+    attributes!(SessFiles: MaxReconnectAttempts, MpathPolicy, AddPath);
 
 /// The directories of a path; dropping them removes them from sysfs.
 pub(crate) struct PathFiles {
@@ -241,10 +249,29 @@ impl PathFiles {
     pub(crate) fn add(paths: &Kobject<()>, path: &Arc<Path>) -> Result {
         let name = path_dir_name(path);
         let shown = BStr::from_bytes(name.as_bytes());
-        let dir = Kobject::new(paths, format_args!("{shown}"), &PATH_ATTRS, PathDir { path: path.clone() })
-            .inspect_err(|e| pr_err!("{}: cannot add the path to sysfs: {}\n", shown, e.to_errno()))?;
-        let stats = Kobject::new(&dir, format_args!("stats"), &STATS_ATTRS, PathStats { path: path.clone() })?;
-        *path.files.lock() = Some(PathFiles { _stats: stats, _dir: dir });
+        let dir = Kobject::new(
+            paths,
+            format_args!("{shown}"),
+            &PATH_ATTRS,
+            PathDir { path: path.clone() },
+        )
+        .inspect_err(|e| {
+            pr_err!(
+                "{}: cannot add the path to sysfs: {}\n",
+                shown,
+                e.to_errno()
+            )
+        })?;
+        let stats = Kobject::new(
+            &dir,
+            format_args!("stats"),
+            &STATS_ATTRS,
+            PathStats { path: path.clone() },
+        )?;
+        *path.files.lock() = Some(PathFiles {
+            _stats: stats,
+            _dir: dir,
+        });
         Ok(())
     }
 
@@ -343,7 +370,11 @@ impl Attribute for State {
     const MODE: u16 = 0o444;
 
     fn show(d: &PathDir, page: &mut Page<'_>) -> Result {
-        let s = if d.path.state() == CltState::Connected { "connected" } else { "disconnected" };
+        let s = if d.path.state() == CltState::Connected {
+            "connected"
+        } else {
+            "disconnected"
+        };
         Ok(writeln!(page, "{s}")?)
     }
 }

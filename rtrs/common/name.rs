@@ -15,7 +15,10 @@ pub(crate) struct NameBuf {
 impl NameBuf {
     /// An empty name.
     pub(crate) fn new() -> Self {
-        Self { buf: [0; NAME_MAX], len: 0 }
+        Self {
+            buf: [0; NAME_MAX],
+            len: 0,
+        }
     }
 
     /// The name's bytes.

@@ -19,13 +19,22 @@ pub fn to_cm(a: &SockAddr) -> CmAddr {
 /// The protocol's view of an rdma_cm address; `None` for other families.
 pub fn from_cm(a: &CmAddr) -> Option<SockAddr> {
     match a.kind() {
-        SockAddrKind::V4 { addr, port } => Some(SockAddr { addr: Addr::Ipv4(addr), port }),
-        SockAddrKind::V6 { addr, scope_id, port } => {
-            Some(SockAddr { addr: Addr::Ipv6 { addr, scope_id }, port })
-        }
-        SockAddrKind::Ib { gid, service_id } => {
-            Some(SockAddr { addr: Addr::Gid(gid), port: service_id as u16 })
-        }
+        SockAddrKind::V4 { addr, port } => Some(SockAddr {
+            addr: Addr::Ipv4(addr),
+            port,
+        }),
+        SockAddrKind::V6 {
+            addr,
+            scope_id,
+            port,
+        } => Some(SockAddr {
+            addr: Addr::Ipv6 { addr, scope_id },
+            port,
+        }),
+        SockAddrKind::Ib { gid, service_id } => Some(SockAddr {
+            addr: Addr::Gid(gid),
+            port: service_id as u16,
+        }),
         SockAddrKind::Other(_) => None,
     }
 }

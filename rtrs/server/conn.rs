@@ -5,9 +5,9 @@
 //! immediate data, heartbeats, send-queue credit, INFO_REQ/RSP).
 
 use super::path::Path;
-use crate::proto::state::SrvState;
 use crate::proto::imm::Imm;
 use crate::proto::msg::InfoReq;
+use crate::proto::state::SrvState;
 use crate::rb::kvec::VecExt;
 use crate::rb::rdma::cq::impl_has_cqe;
 use crate::rb::rdma::device::Device;
@@ -49,8 +49,17 @@ impl_has_cqe!(impl HasCqe<2> for Con { self.info_req_cqe });
 impl_has_cqe!(impl HasCqe<3> for Con { self.info_rsp_cqe });
 
 impl Con {
-    pub(crate) fn new(path: Arc<Path>, cid: u16, max_send_wr: u32, dev: &Device) -> Result<Arc<Self>> {
-        let info_req = if cid == 0 { Some(DmaBuf::new(dev, InfoReq::SIZE, DmaDirection::FromDevice)?) } else { None };
+    pub(crate) fn new(
+        path: Arc<Path>,
+        cid: u16,
+        max_send_wr: u32,
+        dev: &Device,
+    ) -> Result<Arc<Self>> {
+        let info_req = if cid == 0 {
+            Some(DmaBuf::new(dev, InfoReq::SIZE, DmaDirection::FromDevice)?)
+        } else {
+            None
+        };
         let wait = KVec::with_capacity(path.sess.queue_depth as usize, GFP_KERNEL)?;
         Arc::pin_init(
             pin_init!(Con {
@@ -85,7 +94,11 @@ impl Con {
 
     /// Takes a send queue entry if one is free (`atomic_dec_if_positive`).
     pub(crate) fn sq_take_if_positive(&self) {
-        let _ = self.sq_wr_avail.fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| (v > 0).then(|| v - 1));
+        let _ = self
+            .sq_wr_avail
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| {
+                (v > 0).then(|| v - 1)
+            });
     }
 
     pub(crate) fn wait_push(&self, id: u32) {
@@ -111,7 +124,11 @@ impl Con {
     pub(crate) fn post_info_req_recv(id: &CmIdRef<Self>) -> Result {
         let h = id.handler();
         let buf = h.info_req.as_ref().ok_or(EINVAL)?;
-        let sge = [Sge::new(buf.dma_addr(0)?, InfoReq::SIZE as u32, h.path.pd.local_dma_lkey())];
+        let sge = [Sge::new(
+            buf.dma_addr(0)?,
+            InfoReq::SIZE as u32,
+            h.path.pd.local_dma_lkey(),
+        )];
         id.post_recv(|h: &Self| Ok([RecvWr::new(&h.info_req_cqe, &sge)]))
     }
 
@@ -128,7 +145,11 @@ impl Con {
         let p = path.params();
         match Imm::decode(wc.imm_data().unwrap_or(0)) {
             Imm::IoReq { payload } => {
-                let (id, off) = match path.layout.split_checked(payload, path.sess.queue_depth, p.max_chunk_size) {
+                let (id, off) = match path.layout.split_checked(
+                    payload,
+                    path.sess.queue_depth,
+                    p.max_chunk_size,
+                ) {
                     Ok(v) => v,
                     Err(_) => {
                         let (id, off) = path.layout.split(payload);
@@ -144,10 +165,19 @@ impl Con {
                     let rkey = mr.mr.rkey();
                     let i = id as usize;
                     let ret = conn.post_send(|h: &Self| {
-                        Ok([SendWr::new(&h.path.mrs[i].inv_cqe, SendOp::LocalInv(rkey), &[], SendFlags::SIGNALED)])
+                        Ok([SendWr::new(
+                            &h.path.mrs[i].inv_cqe,
+                            SendOp::LocalInv(rkey),
+                            &[],
+                            SendFlags::SIGNALED,
+                        )])
                     });
                     if let Err(e) = ret {
-                        pr_err!("{}: posting LOCAL_INV, err: {}\n", path.name(), e.to_errno());
+                        pr_err!(
+                            "{}: posting LOCAL_INV, err: {}\n",
+                            path.name(),
+                            e.to_errno()
+                        );
                         path.close();
                     }
                 } else {
@@ -156,7 +186,11 @@ impl Con {
             }
             Imm::HbMsg => {
                 if let Err(e) = path.post_imm_empty(conn, Imm::HbAck) {
-                    pr_err!("{}: send HB ACK failed, errno: {}\n", path.name(), e.to_errno());
+                    pr_err!(
+                        "{}: send HB ACK failed, errno: {}\n",
+                        path.name(),
+                        e.to_errno()
+                    );
                     path.close();
                 }
             }
@@ -173,7 +207,12 @@ impl CqeHandler<0> for Con {
     fn done(&self, conn: &CmIdRef<Con>, wc: &Wc<'_>) {
         if !wc.is_ok() {
             if !wc.is_flushed() {
-                pr_err!("{}: {} (len: {})\n", self.path.name(), wc.status_msg(), wc.byte_len());
+                pr_err!(
+                    "{}: {} (len: {})\n",
+                    self.path.name(),
+                    wc.status_msg(),
+                    wc.byte_len()
+                );
                 self.path.close();
             }
             return;
@@ -182,7 +221,8 @@ impl CqeHandler<0> for Con {
             WcOpcode::RecvRdmaWithImm => Self::recv_imm(conn, wc),
             WcOpcode::RdmaWrite | WcOpcode::Send => {
                 // A signalled send: `signal_interval` entries are free again.
-                self.sq_wr_avail.fetch_add(self.path.signal_interval as i32, Ordering::AcqRel);
+                self.sq_wr_avail
+                    .fetch_add(self.path.signal_interval as i32, Ordering::AcqRel);
                 if !self.wait_list.lock().is_empty() {
                     self.path.process_wait_list(self);
                 }
@@ -214,24 +254,39 @@ impl CqeHandler<2> for Con {
         let path = &self.path;
         if !wc.is_ok() {
             if !wc.is_flushed() {
-                pr_err!("{}: Sess info request receive failed: {}\n", path.name(), wc.status_msg());
+                pr_err!(
+                    "{}: Sess info request receive failed: {}\n",
+                    path.name(),
+                    wc.status_msg()
+                );
             }
             path.close();
             return;
         }
         let mut buf = [0u8; InfoReq::SIZE];
         let ok = wc.byte_len() as usize >= InfoReq::SIZE
-            && self.info_req.as_ref().is_some_and(|b| b.read(0, &mut buf).is_ok());
+            && self
+                .info_req
+                .as_ref()
+                .is_some_and(|b| b.read(0, &mut buf).is_ok());
         let msg = match ok.then(|| InfoReq::decode(&buf)) {
             Some(Ok(m)) => m,
             _ => {
-                pr_err!("{}: Sess info request is malformed: size {}\n", path.name(), wc.byte_len());
+                pr_err!(
+                    "{}: Sess info request is malformed: size {}\n",
+                    path.name(),
+                    wc.byte_len()
+                );
                 path.close();
                 return;
             }
         };
         if let Err(e) = path.process_info_req(conn, msg.pathname()) {
-            pr_err!("{}: process_info_req(), err: {}\n", path.name(), e.to_errno());
+            pr_err!(
+                "{}: process_info_req(), err: {}\n",
+                path.name(),
+                e.to_errno()
+            );
             path.close();
         }
     }
@@ -246,7 +301,11 @@ impl CqeHandler<3> for Con {
         drop(iu);
         if !wc.is_ok() {
             if !wc.is_flushed() {
-                pr_err!("{}: Sess info response send failed: {}\n", self.path.name(), wc.status_msg());
+                pr_err!(
+                    "{}: Sess info response send failed: {}\n",
+                    self.path.name(),
+                    wc.status_msg()
+                );
             }
             self.path.close();
         }
@@ -259,12 +318,23 @@ impl CmHandler for Con {
         match event {
             CmEvent::Established { .. } => {}
             CmEvent::Rejected { .. } | CmEvent::ConnectError(_) | CmEvent::Unreachable(_) => {
-                pr_err!("{}: CM error (CM event: {})\n", self.path.name(), event.name());
+                pr_err!(
+                    "{}: CM error (CM event: {})\n",
+                    self.path.name(),
+                    event.name()
+                );
                 self.path.close();
             }
-            CmEvent::Disconnected | CmEvent::AddrChange | CmEvent::TimewaitExit | CmEvent::DeviceRemoval => {
+            CmEvent::Disconnected
+            | CmEvent::AddrChange
+            | CmEvent::TimewaitExit
+            | CmEvent::DeviceRemoval => {
                 if self.path.state() == SrvState::Connected {
-                    pr_info!("{}: CM event: {}, closing the path\n", self.path.name(), event.name());
+                    pr_info!(
+                        "{}: CM event: {}, closing the path\n",
+                        self.path.name(),
+                        event.name()
+                    );
                 }
                 self.path.close();
             }

@@ -52,10 +52,21 @@ impl Ctx {
         )?;
         // Both, or neither (as the C server): IPv6 any (which also takes
         // IPv4) in the TCP port space, and AF_IB in the IB port space.
-        let ip = Listener::new(ctx.clone(), &SockAddr::ipv6([0; 16], 0, port), 64, Some(false))
-            .inspect_err(|e| pr_err!("Listening on RDMA connection failed, err: {}\n", e.to_errno()))?;
-        let ib = Listener::new(ctx.clone(), &SockAddr::ib([0; 16], port), 64, None)
-            .inspect_err(|e| pr_err!("Listening on IB connection failed, err: {}\n", e.to_errno()))?;
+        let ip = Listener::new(
+            ctx.clone(),
+            &SockAddr::ipv6([0; 16], 0, port),
+            64,
+            Some(false),
+        )
+        .inspect_err(|e| {
+            pr_err!(
+                "Listening on RDMA connection failed, err: {}\n",
+                e.to_errno()
+            )
+        })?;
+        let ib = Listener::new(ctx.clone(), &SockAddr::ib([0; 16], port), 64, None).inspect_err(
+            |e| pr_err!("Listening on IB connection failed, err: {}\n", e.to_errno()),
+        )?;
         {
             let mut l = ctx.listeners.lock();
             l.push(ip, GFP_KERNEL)?;
@@ -95,7 +106,6 @@ impl Ctx {
         }
     }
 
-
     /// The session with `paths_uuid`, or a new one if `first_conn`.
     fn get_or_create_session(this: &Arc<Self>, req: &ConnReq) -> Result<Arc<Session>> {
         let mut sessions = this.sessions.lock();
@@ -116,7 +126,10 @@ impl Ctx {
         let gone = {
             let mut sessions = self.sessions.lock();
             if sess.paths.lock().is_empty() {
-                sessions.iter().position(|s| Arc::ptr_eq(s, sess)).and_then(|i| sessions.swap_remove(i))
+                sessions
+                    .iter()
+                    .position(|s| Arc::ptr_eq(s, sess))
+                    .and_then(|i| sessions.swap_remove(i))
             } else {
                 None
             }
@@ -147,9 +160,11 @@ impl Ctx {
     /// `exist_pathname()`: whether a path of another session (another
     /// paths uuid) already has `name`.
     pub(crate) fn pathname_taken(&self, name: &[u8], paths_uuid: &crate::proto::msg::Uuid) -> bool {
-        self.sessions.lock().iter().filter(|s| &s.paths_uuid != paths_uuid).any(|s| {
-            s.paths.lock().iter().any(|p| p.name().as_bytes() == name)
-        })
+        self.sessions
+            .lock()
+            .iter()
+            .filter(|s| &s.paths_uuid != paths_uuid)
+            .any(|s| s.paths.lock().iter().any(|p| p.name().as_bytes() == name))
     }
 
     /// `rtrs_rdma_connect()`: a connection request from a client.

@@ -54,7 +54,9 @@ impl ServerApi for Api {
     }
 
     fn get_path_name(sess: &sess::Session, out: &mut [u8]) -> Result {
-        let name = sess.connected_path_name().ok_or_else(crate::rb::errno::ENOTCONN)?;
+        let name = sess
+            .connected_path_name()
+            .ok_or_else(crate::rb::errno::ENOTCONN)?;
         copy_name(name.as_bytes(), out);
         Ok(())
     }

@@ -7,6 +7,9 @@
 use super::conn::Con;
 use super::sess::Session;
 use super::sysfs::PathFiles;
+pub(crate) use crate::common::name::NameBuf;
+use crate::common::sockaddr::same_addr;
+use crate::common::{div, div_ceil, rem};
 use crate::proto::hb::{HbAction, Heartbeat};
 use crate::proto::imm::{ChunkLayout, Imm};
 use crate::proto::msg::{
@@ -14,9 +17,6 @@ use crate::proto::msg::{
     NAME_MAX, SERVICE_CON_QUEUE_DEPTH,
 };
 use crate::proto::state::SrvState;
-use crate::common::sockaddr::same_addr;
-use crate::common::{div, div_ceil, rem};
-pub(crate) use crate::common::name::NameBuf;
 use crate::rb::kvec::VecExt;
 use crate::rb::rdma::chunk::ChunkMap;
 use crate::rb::rdma::cm::QpAttr;
@@ -83,7 +83,11 @@ impl CqeHandler<0> for SrvMr {
         let path = &conn.handler().path;
         if !wc.is_ok() {
             if !wc.is_flushed() {
-                pr_err!("{}: Failed IB_WR_LOCAL_INV: {}\n", path.name(), wc.status_msg());
+                pr_err!(
+                    "{}: Failed IB_WR_LOCAL_INV: {}\n",
+                    path.name(),
+                    wc.status_msg()
+                );
             }
             path.close();
             return;
@@ -156,7 +160,10 @@ impl Path {
             return Err(crate::rb::errno::ECONNRESET());
         }
         let (src_addr, dst_addr) = req.addrs();
-        if others.iter().any(|p| same_addr(&p.src_addr, &src_addr) && same_addr(&p.dst_addr, &dst_addr)) {
+        if others
+            .iter()
+            .any(|p| same_addr(&p.src_addr, &src_addr) && same_addr(&p.dst_addr, &dst_addr))
+        {
             pr_err!("Path with same addr exists\n");
             return Err(EEXIST);
         }
@@ -186,20 +193,33 @@ impl Path {
             }
             let rkey_iu = if p.always_invalidate {
                 let buf = DmaBuf::new(dev, RkeyRsp::SIZE, DmaDirection::ToDevice)?;
-                Some(KBox::pin_init(new_spinlock_irq!(buf, "rtrs_srv_rkey_iu"), GFP_KERNEL)?)
+                Some(KBox::pin_init(
+                    new_spinlock_irq!(buf, "rtrs_srv_rkey_iu"),
+                    GFP_KERNEL,
+                )?)
             } else {
                 None
             };
             mr.inc_key();
             mrs.push(
-                SrvMr { inv_cqe: Cqe::new(), first, mr, map, pending_off: AtomicU32::new(0), rkey_iu },
+                SrvMr {
+                    inv_cqe: Cqe::new(),
+                    first,
+                    mr,
+                    map,
+                    pending_off: AtomicU32::new(0),
+                    rkey_iu,
+                },
                 GFP_KERNEL,
             )?;
         }
 
         let mut cons = KVec::with_capacity(msg.cid_num as usize, GFP_KERNEL)?;
         for _ in 0..msg.cid_num {
-            cons.push(KBox::pin_init(new_spinlock_irq!(None, "rtrs_srv_con"), GFP_KERNEL)?, GFP_KERNEL)?;
+            cons.push(
+                KBox::pin_init(new_spinlock_irq!(None, "rtrs_srv_con"), GFP_KERNEL)?,
+                GFP_KERNEL,
+            )?;
         }
         let mut op_state = KVec::with_capacity(qd as usize, GFP_KERNEL)?;
         for _ in 0..qd {
@@ -265,11 +285,20 @@ impl Path {
     pub(crate) fn check_new_con(&self, msg: &ConnReq) -> Result {
         let state = self.state();
         if state != SrvState::Connecting {
-            pr_err!("{}: Session in wrong state: {}\n", self.name(), state.log_str());
+            pr_err!(
+                "{}: Session in wrong state: {}\n",
+                self.name(),
+                state.log_str()
+            );
             return Err(crate::rb::errno::ECONNRESET());
         }
         if msg.cid_num != self.cid_num || msg.cid >= self.cid_num {
-            pr_err!("{}: Incorrect request: {}, {}\n", self.name(), msg.cid, msg.cid_num);
+            pr_err!(
+                "{}: Incorrect request: {}, {}\n",
+                self.name(),
+                msg.cid,
+                msg.cid_num
+            );
             return Err(crate::rb::errno::ECONNRESET());
         }
         if self.cons[msg.cid as usize].lock().is_some() {
@@ -353,7 +382,11 @@ impl Path {
             (st.change(SrvState::Closing), old)
         };
         if changed && old == SrvState::Connected {
-            pr_info!("{}: closing the path ({})\n", self.name(), crate::common::CallSite::here());
+            pr_info!(
+                "{}: closing the path ({})\n",
+                self.name(),
+                crate::common::CallSite::here()
+            );
         }
         if changed {
             let _ = self.sess.ctx.wq.queue().enqueue(self.clone());
@@ -361,7 +394,11 @@ impl Path {
     }
 
     /// Runs `f` on connection `cid` if it is there.
-    pub(crate) fn with_con<R>(&self, cid: u16, f: impl FnOnce(&CmIdRef<Con>) -> Result<R>) -> Result<R> {
+    pub(crate) fn with_con<R>(
+        &self,
+        cid: u16,
+        f: impl FnOnce(&CmIdRef<Con>) -> Result<R>,
+    ) -> Result<R> {
         let slot = self.cons.get(cid as usize).ok_or(EINVAL)?.lock();
         match slot.as_ref() {
             Some(id) => f(id),
@@ -382,7 +419,11 @@ impl Path {
         let h = conn.handler();
         h.sq_take_if_positive();
         let flags = self.send_flags(h);
-        let op = SendOp::RdmaWriteWithImm { remote_addr: 0, rkey: 0, imm: imm.encode() };
+        let op = SendOp::RdmaWriteWithImm {
+            remote_addr: 0,
+            rkey: 0,
+            imm: imm.encode(),
+        };
         conn.post_send(|h: &Con| Ok([SendWr::new(&h.io_cqe, op, &[], flags)]))
     }
 
@@ -395,8 +436,18 @@ impl Path {
         let _ = mr.map.sync_for_cpu(id, max_chunk as usize);
         let mut hdr = [0u8; 8 + SgDesc::SIZE];
         let n = hdr.len().min((max_chunk - off) as usize);
-        if let Err(e) = self.sess.pages.read(id as usize, off as usize, &mut hdr[..n]) {
-            pr_err!("{}: cannot read the request in chunk {} at {}: {}\n", self.name(), id, off, e.to_errno());
+        if let Err(e) = self
+            .sess
+            .pages
+            .read(id as usize, off as usize, &mut hdr[..n])
+        {
+            pr_err!(
+                "{}: cannot read the request in chunk {} at {}: {}\n",
+                self.name(),
+                id,
+                off,
+                e.to_errno()
+            );
             self.close();
             return;
         }
@@ -430,7 +481,8 @@ impl Path {
             return;
         }
         let st = &self.op_state[id as usize];
-        st.cid.store(u32::from(conn.handler().cid), Ordering::Relaxed);
+        st.cid
+            .store(u32::from(conn.handler().cid), Ordering::Relaxed);
         st.read.store(read.is_some(), Ordering::Relaxed);
         if let Some((flags, descs)) = read {
             let d = descs.get(0);
@@ -447,18 +499,38 @@ impl Path {
         let op = match self.ops.start(id, self) {
             Ok(op) => op,
             Err(_) => {
-                pr_err!("{}: request for chunk {} which is still in use\n", self.name(), id);
+                pr_err!(
+                    "{}: request for chunk {} which is still in use\n",
+                    self.name(),
+                    id
+                );
                 self.close();
                 return;
             }
         };
         let data_len = (off - u32::from(usr_len)) as usize;
         let priv_ = *self.sess.priv_.lock();
-        let ret = self.sess.ctx.upper.rdma_ev(priv_, op, &self.sess.pages, id, data_len, usize::from(usr_len));
+        let ret = self.sess.ctx.upper.rdma_ev(
+            priv_,
+            op,
+            &self.sess.pages,
+            id,
+            data_len,
+            usize::from(usr_len),
+        );
         if ret != 0 {
-            pr_err!("{}: Processing request failed, user module callback reports err: {}\n", self.name(), ret);
+            pr_err!(
+                "{}: Processing request failed, user module callback reports err: {}\n",
+                self.name(),
+                ret
+            );
             if let Err(e) = self.send_io_resp_imm(conn, id, ret) {
-                pr_err!("{}: Sending err msg for failed request failed, msg_id {}, err: {}\n", self.name(), id, e.to_errno());
+                pr_err!(
+                    "{}: Sending err msg for failed request failed, msg_id {}, err: {}\n",
+                    self.name(),
+                    id,
+                    e.to_errno()
+                );
                 self.close();
             }
             self.finish(id);
@@ -532,9 +604,18 @@ impl Path {
         let iu = mr.rkey_iu.as_ref().ok_or(EINVAL)?;
         let mut buf = iu.lock();
         let mut msg = [0u8; RkeyRsp::SIZE];
-        RkeyRsp { buf_id: id as u16, rkey: mr.mr.rkey() }.encode(&mut msg).map_err(crate::common::kerr)?;
+        RkeyRsp {
+            buf_id: id as u16,
+            rkey: mr.mr.rkey(),
+        }
+        .encode(&mut msg)
+        .map_err(crate::common::kerr)?;
         buf.write(0, &msg)?;
-        Ok(Sge::new(buf.dma_addr(0)?, RkeyRsp::SIZE as u32, self.pd.local_dma_lkey()))
+        Ok(Sge::new(
+            buf.dma_addr(0)?,
+            RkeyRsp::SIZE as u32,
+            self.pd.local_dma_lkey(),
+        ))
     }
 
     /// `send_io_resp_imm()`: an immediate-data answer (WRITE done, or any
@@ -543,7 +624,9 @@ impl Path {
     pub(crate) fn send_io_resp_imm(&self, conn: &CmIdRef<Con>, id: u32, errno: i32) -> Result {
         let st = &self.op_state[id as usize];
         let mut need_inval = false;
-        if st.read.load(Ordering::Relaxed) && st.rd_flags.load(Ordering::Relaxed) & u32::from(MSG_NEED_INVAL_F) != 0 {
+        if st.read.load(Ordering::Relaxed)
+            && st.rd_flags.load(Ordering::Relaxed) & u32::from(MSG_NEED_INVAL_F) != 0
+        {
             need_inval = st.rd_sg_cnt.load(Ordering::Relaxed) != 0;
         }
         let inv_key = st.rd_key.load(Ordering::Relaxed);
@@ -559,8 +642,21 @@ impl Path {
                 conn.post_send(|h: &Con| {
                     let mr = &h.path.mrs[i].mr;
                     Ok([
-                        SendWr::new(&h.io_cqe, SendOp::SendWithInv(inv_key), &[], SendFlags::empty()),
-                        SendWr::new(&h.reg_cqe, SendOp::RegMr { mr, access: reg_access }, &[], SendFlags::empty()),
+                        SendWr::new(
+                            &h.io_cqe,
+                            SendOp::SendWithInv(inv_key),
+                            &[],
+                            SendFlags::empty(),
+                        ),
+                        SendWr::new(
+                            &h.reg_cqe,
+                            SendOp::RegMr {
+                                mr,
+                                access: reg_access,
+                            },
+                            &[],
+                            SendFlags::empty(),
+                        ),
                         SendWr::new(&h.io_cqe, imm_op, &sge, flags),
                     ])
                 })
@@ -568,17 +664,34 @@ impl Path {
                 conn.post_send(|h: &Con| {
                     let mr = &h.path.mrs[i].mr;
                     Ok([
-                        SendWr::new(&h.reg_cqe, SendOp::RegMr { mr, access: reg_access }, &[], SendFlags::empty()),
+                        SendWr::new(
+                            &h.reg_cqe,
+                            SendOp::RegMr {
+                                mr,
+                                access: reg_access,
+                            },
+                            &[],
+                            SendFlags::empty(),
+                        ),
                         SendWr::new(&h.io_cqe, imm_op, &sge, flags),
                     ])
                 })
             }
         } else {
-            let imm_op = SendOp::RdmaWriteWithImm { remote_addr: 0, rkey: 0, imm };
+            let imm_op = SendOp::RdmaWriteWithImm {
+                remote_addr: 0,
+                rkey: 0,
+                imm,
+            };
             if need_inval {
                 conn.post_send(|h: &Con| {
                     Ok([
-                        SendWr::new(&h.io_cqe, SendOp::SendWithInv(inv_key), &[], SendFlags::empty()),
+                        SendWr::new(
+                            &h.io_cqe,
+                            SendOp::SendWithInv(inv_key),
+                            &[],
+                            SendFlags::empty(),
+                        ),
                         SendWr::new(&h.io_cqe, imm_op, &[], flags),
                     ])
                 })
@@ -594,14 +707,28 @@ impl Path {
         let st = &self.op_state[id as usize];
         let len = st.rd_len.load(Ordering::Relaxed);
         if len == 0 || len > self.params().max_chunk_size {
-            pr_err!("{}: Invalid RDMA-Write sg list length {}\n", self.name(), len);
+            pr_err!(
+                "{}: Invalid RDMA-Write sg list length {}\n",
+                self.name(),
+                len
+            );
             return Err(EINVAL);
         }
         let need_inval = st.rd_flags.load(Ordering::Relaxed) & u32::from(MSG_NEED_INVAL_F) != 0;
         let key = st.rd_key.load(Ordering::Relaxed);
-        let write = SendOp::RdmaWrite { remote_addr: st.rd_addr.load(Ordering::Relaxed), rkey: key };
-        let mr = self.mrs.get(div(id, self.chunks_per_mr) as usize).ok_or(EINVAL)?;
-        let data = [Sge::new(mr.map.chunk_addr(id)?, len, self.pd.local_dma_lkey())];
+        let write = SendOp::RdmaWrite {
+            remote_addr: st.rd_addr.load(Ordering::Relaxed),
+            rkey: key,
+        };
+        let mr = self
+            .mrs
+            .get(div(id, self.chunks_per_mr) as usize)
+            .ok_or(EINVAL)?;
+        let data = [Sge::new(
+            mr.map.chunk_addr(id)?,
+            len,
+            self.pd.local_dma_lkey(),
+        )];
         let always = self.params().always_invalidate;
         let flags = self.send_flags(conn.handler());
         let imm = Imm::io_rsp(id, 0, need_inval).encode();
@@ -617,7 +744,15 @@ impl Path {
                     let mr = &h.path.mrs[i].mr;
                     Ok([
                         SendWr::new(&h.io_cqe, write, &data, none),
-                        SendWr::new(&h.reg_cqe, SendOp::RegMr { mr, access: reg_access }, &[], none),
+                        SendWr::new(
+                            &h.reg_cqe,
+                            SendOp::RegMr {
+                                mr,
+                                access: reg_access,
+                            },
+                            &[],
+                            none,
+                        ),
                         SendWr::new(&h.io_cqe, SendOp::SendWithInv(key), &[], none),
                         SendWr::new(&h.io_cqe, imm_op, &sge, flags),
                     ])
@@ -627,13 +762,25 @@ impl Path {
                     let mr = &h.path.mrs[i].mr;
                     Ok([
                         SendWr::new(&h.io_cqe, write, &data, none),
-                        SendWr::new(&h.reg_cqe, SendOp::RegMr { mr, access: reg_access }, &[], none),
+                        SendWr::new(
+                            &h.reg_cqe,
+                            SendOp::RegMr {
+                                mr,
+                                access: reg_access,
+                            },
+                            &[],
+                            none,
+                        ),
                         SendWr::new(&h.io_cqe, imm_op, &sge, flags),
                     ])
                 })
             }
         } else {
-            let imm_op = SendOp::RdmaWriteWithImm { remote_addr: 0, rkey: 0, imm };
+            let imm_op = SendOp::RdmaWriteWithImm {
+                remote_addr: 0,
+                rkey: 0,
+                imm,
+            };
             if need_inval {
                 conn.post_send(|h: &Con| {
                     Ok([
@@ -644,7 +791,10 @@ impl Path {
                 })
             } else {
                 conn.post_send(|h: &Con| {
-                    Ok([SendWr::new(&h.io_cqe, write, &data, none), SendWr::new(&h.io_cqe, imm_op, &[], flags)])
+                    Ok([
+                        SendWr::new(&h.io_cqe, write, &data, none),
+                        SendWr::new(&h.io_cqe, imm_op, &[], flags),
+                    ])
                 })
             }
         }
@@ -663,7 +813,11 @@ impl Path {
     /// `post_recv_path()`: every connection gets its receives for IO.
     fn post_recv_path(&self) -> Result {
         for cid in 0..self.cid_num {
-            let n = if cid == 0 { SERVICE_CON_QUEUE_DEPTH } else { self.sess.queue_depth };
+            let n = if cid == 0 {
+                SERVICE_CON_QUEUE_DEPTH
+            } else {
+                self.sess.queue_depth
+            };
             self.with_con(cid, |conn| {
                 for _ in 0..n {
                     conn.post_recv(|h: &Con| Ok([RecvWr::new(&h.io_cqe, &[])]))?;
@@ -677,12 +831,20 @@ impl Path {
 
     /// `process_info_req()`: the client's pathname arrived on connection 0,
     /// after all connections of the path were established.
-    pub(crate) fn process_info_req(self: &Arc<Self>, conn: &CmIdRef<Con>, pathname: &[u8]) -> Result {
+    pub(crate) fn process_info_req(
+        self: &Arc<Self>,
+        conn: &CmIdRef<Con>,
+        pathname: &[u8],
+    ) -> Result {
         if self.state() != SrvState::Connecting {
             return Err(EIO);
         }
         self.post_recv_path()?;
-        if self.sess.ctx.pathname_taken(pathname, &self.sess.paths_uuid) {
+        if self
+            .sess
+            .ctx
+            .pathname_taken(pathname, &self.sess.paths_uuid)
+        {
             pr_err!("{}: pathname is duplicated\n", self.name());
             return Err(EPERM);
         }
@@ -695,17 +857,40 @@ impl Path {
         let mut descs = KVec::with_capacity(mrs_num, GFP_KERNEL)?;
         for m in self.mrs.iter() {
             let (iova, len) = m.mr.mapping();
-            descs.push(SgDesc { addr: iova, key: m.mr.rkey(), len: len as u32 }, GFP_KERNEL)?;
+            descs.push(
+                SgDesc {
+                    addr: iova,
+                    key: m.mr.rkey(),
+                    len: len as u32,
+                },
+                GFP_KERNEL,
+            )?;
         }
         let mut buf = KVec::from_elem(0u8, size, GFP_KERNEL)?;
-        InfoRsp { descs: SgList::new(&descs) }.encode(&mut buf).map_err(crate::common::kerr)?;
+        InfoRsp {
+            descs: SgList::new(&descs),
+        }
+        .encode(&mut buf)
+        .map_err(crate::common::kerr)?;
         let mut iu = DmaBuf::new(self.pd.device(), size, DmaDirection::ToDevice)?;
         iu.write(0, &buf)?;
-        let sge = [Sge::new(iu.dma_addr(0)?, size as u32, self.pd.local_dma_lkey())];
+        let sge = [Sge::new(
+            iu.dma_addr(0)?,
+            size as u32,
+            self.pd.local_dma_lkey(),
+        )];
         let access = Access::LOCAL_WRITE.union(Access::REMOTE_WRITE);
         for i in 0..mrs_num {
             conn.post_send(|h: &Con| {
-                Ok([SendWr::new(&h.reg_cqe, SendOp::RegMr { mr: &h.path.mrs[i].mr, access }, &[], SendFlags::empty())])
+                Ok([SendWr::new(
+                    &h.reg_cqe,
+                    SendOp::RegMr {
+                        mr: &h.path.mrs[i].mr,
+                        access,
+                    },
+                    &[],
+                    SendFlags::empty(),
+                )])
             })?;
         }
         if !self.change_state(SrvState::Connected) {
@@ -717,7 +902,14 @@ impl Path {
         self.sess.path_up()?;
         self.established.store(true, Ordering::Release);
         conn.handler().set_info_rsp(iu);
-        conn.post_send(|h: &Con| Ok([SendWr::new(&h.info_rsp_cqe, SendOp::Send, &sge, SendFlags::SIGNALED)]))
+        conn.post_send(|h: &Con| {
+            Ok([SendWr::new(
+                &h.info_rsp_cqe,
+                SendOp::Send,
+                &sge,
+                SendFlags::SIGNALED,
+            )])
+        })
     }
 
     /// A heartbeat or any immediate data arrived.
@@ -773,10 +965,15 @@ impl WorkItem for Path {
         {
             let mut g = this.idle_lock.lock();
             while this.ops.in_flight() != 0 {
-                if let CondVarTimeoutResult::Timeout =
-                    this.idle.wait_interruptible_timeout(&mut g, kernel::time::msecs_to_jiffies(1000))
+                if let CondVarTimeoutResult::Timeout = this
+                    .idle
+                    .wait_interruptible_timeout(&mut g, kernel::time::msecs_to_jiffies(1000))
                 {
-                    pr_info!("{}: waiting for {} IOs of the upper layer\n", this.name(), this.ops.in_flight());
+                    pr_info!(
+                        "{}: waiting for {} IOs of the upper layer\n",
+                        this.name(),
+                        this.ops.in_flight()
+                    );
                 }
             }
         }

@@ -12,9 +12,9 @@ use crate::proto::state::SrvState;
 use crate::rb::rdma::chunk::ChunkPages;
 use crate::rb::rtrs_api::srv::{SrvLinkEv, UpperPriv};
 use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
+use kernel::new_mutex;
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
-use kernel::new_mutex;
 
 #[pin_data]
 pub(crate) struct Session {
@@ -38,7 +38,10 @@ pub(crate) struct Session {
 
 impl Session {
     pub(crate) fn new(ctx: Arc<Ctx>, paths_uuid: Uuid, p: Params) -> Result<Arc<Self>> {
-        let pages = Arc::new(ChunkPages::new(p.queue_depth, p.max_chunk_size as usize)?, GFP_KERNEL)?;
+        let pages = Arc::new(
+            ChunkPages::new(p.queue_depth, p.max_chunk_size as usize)?,
+            GFP_KERNEL,
+        )?;
         Arc::pin_init(
             pin_init!(Session {
                 ctx,
@@ -67,7 +70,10 @@ impl Session {
     pub(crate) fn path_up(self: &Arc<Self>) -> Result {
         let mut up = self.paths_up.lock();
         if *up == 0 {
-            let ret = self.ctx.upper.link_ev(self, SrvLinkEv::Connected, UpperPriv::null());
+            let ret = self
+                .ctx
+                .upper
+                .link_ev(self, SrvLinkEv::Connected, UpperPriv::null());
             if ret != 0 {
                 return Err(Error::from_errno(if ret < 0 { ret } else { -(ret) }));
             }

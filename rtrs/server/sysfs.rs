@@ -24,10 +24,10 @@ use crate::rb::rtrs_api::core::import::{addr_to_str, sockaddr_to_str};
 use crate::rb::sysfs::{attributes, Attribute, Attributes, Class, Device, Kobject, Page, Store};
 use core::fmt::Write;
 use core::sync::atomic::Ordering;
+use kernel::c_str;
 use kernel::prelude::*;
 use kernel::str::{BStr, CStr};
 use kernel::sync::Arc;
-use kernel::c_str;
 
 /// `/sys/class/rtrs-server`, from module init to module exit.
 pub(crate) static CLASS: Global<Arc<Class>> = Global::new();
@@ -63,7 +63,11 @@ impl SessFiles {
             .inspect_err(|e| pr_err!("device_add(): {}\n", e.to_errno()))?;
         let paths = Kobject::dir(&dev, format_args!("paths"))?;
         dev.announce()?;
-        Ok(Self { paths, _dev: dev, users: 0 })
+        Ok(Self {
+            paths,
+            _dev: dev,
+            users: 0,
+        })
     }
 }
 
@@ -93,11 +97,24 @@ impl PathFiles {
         let Some(s) = sess.as_mut() else {
             return Err(ENODEV);
         };
-        let files = Kobject::new(&s.paths, format_args!("{shown}"), &PATH_ATTRS, PathDir { path: path.clone() })
-            .and_then(|dir| {
-                let stats = Kobject::new(&dir, format_args!("stats"), &STATS_ATTRS, PathStats { path: path.clone() })?;
-                Ok(PathFiles { _stats: stats, _dir: dir })
-            });
+        let files = Kobject::new(
+            &s.paths,
+            format_args!("{shown}"),
+            &PATH_ATTRS,
+            PathDir { path: path.clone() },
+        )
+        .and_then(|dir| {
+            let stats = Kobject::new(
+                &dir,
+                format_args!("stats"),
+                &STATS_ATTRS,
+                PathStats { path: path.clone() },
+            )?;
+            Ok(PathFiles {
+                _stats: stats,
+                _dir: dir,
+            })
+        });
         match files {
             Ok(files) => {
                 s.users += 1;
@@ -216,12 +233,21 @@ impl Attribute for Disconnect {
         let name = d.path.name();
         if !sysfs_streq(input, b"1") {
             let v = input.strip_suffix(b"\n").unwrap_or(input);
-            pr_err!("<{}>: {}: invalid value: '{}'\n", name, Self::NAME, BStr::from_bytes(v));
+            pr_err!(
+                "<{}>: {}: invalid value: '{}'\n",
+                name,
+                Self::NAME,
+                BStr::from_bytes(v)
+            );
             return Err(EINVAL);
         }
         let mut addr = [0u8; NAME_MAX];
         let n = sockaddr_to_str(&d.path.dst_addr, &mut addr).clamp(0, addr.len() as i32) as usize;
-        pr_info!("<{}>: disconnect for path {} requested\n", name, BStr::from_bytes(&addr[..n]));
+        pr_info!(
+            "<{}>: disconnect for path {} requested\n",
+            name,
+            BStr::from_bytes(&addr[..n])
+        );
         // The close removes this directory: remove this file first.
         ctx.remove_self()?;
         d.path.close();
@@ -229,7 +255,8 @@ impl Attribute for Disconnect {
     }
 }
 
-static PATH_ATTRS: Attributes<PathDir> = attributes!(PathDir: HcaName, HcaPort, SrcAddr, DstAddr, Disconnect);
+static PATH_ATTRS: Attributes<PathDir> =
+    attributes!(PathDir: HcaName, HcaPort, SrcAddr, DstAddr, Disconnect);
 
 /// The data of `paths/<client@server>/stats/`.
 struct PathStats {
@@ -248,7 +275,14 @@ impl Attribute for Rdma {
 
     fn show(s: &PathStats, page: &mut Page<'_>) -> Result {
         let v = |d: usize, k: usize| s.path.stats[d][k].load(Ordering::Relaxed);
-        Ok(writeln!(page, "{} {} {} {}", v(0, 0), v(0, 1), v(1, 0), v(1, 1))?)
+        Ok(writeln!(
+            page,
+            "{} {} {} {}",
+            v(0, 0),
+            v(0, 1),
+            v(1, 0),
+            v(1, 1)
+        )?)
     }
 
     fn store(s: &PathStats, input: &[u8], _ctx: &mut Store<'_>) -> Result<usize> {

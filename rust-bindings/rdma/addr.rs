@@ -52,7 +52,9 @@ impl SockAddr {
         let sin = ffi::sockaddr_in {
             sin_family: ffi::AF_INET as u16,
             sin_port: port.to_be(),
-            sin_addr: ffi::in_addr { s_addr: u32::from_ne_bytes(addr) },
+            sin_addr: ffi::in_addr {
+                s_addr: u32::from_ne_bytes(addr),
+            },
             __pad: [0; 8],
         };
         // SAFETY: a sockaddr_in fits in and is laid out at the start of a

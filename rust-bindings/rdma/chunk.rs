@@ -5,8 +5,8 @@
 //! set per session); a [`ChunkMap`] maps a range of them for DMA on one
 //! path's device, in a scatterlist an MR can register.
 
-use super::dma::{DmaAddr, DmaDirection};
 use super::device::DeviceRef;
+use super::dma::{DmaAddr, DmaDirection};
 use super::mr::DmaMappedSg;
 use super::pd::Pd;
 use crate::rb::ffi;
@@ -42,7 +42,10 @@ impl ChunkPages {
             return Err(EINVAL);
         }
         let order = (chunk_size / kernel::page::PAGE_SIZE).trailing_zeros();
-        let mut this = Self { pages: KVec::with_capacity(nr as usize, GFP_KERNEL)?, order };
+        let mut this = Self {
+            pages: KVec::with_capacity(nr as usize, GFP_KERNEL)?,
+            order,
+        };
         for _ in 0..nr {
             // SAFETY: a plain page allocation.
             let p = unsafe { ffi::alloc_pages(kernel::bindings::GFP_KERNEL, order) };
@@ -194,7 +197,8 @@ impl ChunkMap {
         let mut sg = self.sgt.sgl;
         for _ in 0..self.nents {
             // SAFETY: `sg` is one of the `nents` mapped entries.
-            let (mut addr, len) = unsafe { (ffi::sg_dma_address(sg), u64::from(ffi::sg_dma_len(sg))) };
+            let (mut addr, len) =
+                unsafe { (ffi::sg_dma_address(sg), u64::from(ffi::sg_dma_len(sg))) };
             let end = addr + len;
             while addr < end && self.addrs.len() < self.count as usize {
                 self.addrs.push(addr, GFP_KERNEL)?;
@@ -212,7 +216,10 @@ impl ChunkMap {
     /// The bus address of chunk `chunk` (an index into the `ChunkPages`).
     pub fn chunk_addr(&self, chunk: u32) -> Result<DmaAddr> {
         let i = chunk.checked_sub(self.first).ok_or(EINVAL)?;
-        self.addrs.get(i as usize).map(|a| DmaAddr::from_mapping(*a)).ok_or(EINVAL)
+        self.addrs
+            .get(i as usize)
+            .map(|a| DmaAddr::from_mapping(*a))
+            .ok_or(EINVAL)
     }
 
     /// Makes the device's writes to the first `len` bytes of chunk `chunk`
@@ -224,7 +231,12 @@ impl ChunkMap {
         }
         // SAFETY: a mapped chunk of at least `len` bytes on `dev`.
         unsafe {
-            ffi::ib_dma_sync_single_for_cpu(self.dev.as_raw(), addr.get(), len, DmaDirection::Bidirectional.raw())
+            ffi::ib_dma_sync_single_for_cpu(
+                self.dev.as_raw(),
+                addr.get(),
+                len,
+                DmaDirection::Bidirectional.raw(),
+            )
         };
         Ok(())
     }
@@ -238,7 +250,12 @@ impl ChunkMap {
         }
         // SAFETY: as above.
         unsafe {
-            ffi::ib_dma_sync_single_for_device(self.dev.as_raw(), addr.get(), len, DmaDirection::Bidirectional.raw())
+            ffi::ib_dma_sync_single_for_device(
+                self.dev.as_raw(),
+                addr.get(),
+                len,
+                DmaDirection::Bidirectional.raw(),
+            )
         };
         Ok(())
     }

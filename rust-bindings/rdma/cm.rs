@@ -57,7 +57,11 @@ struct Frame {
 
 impl Frame {
     fn new() -> Self {
-        Self { destroy: Cell::new(false), adopted: Cell::new(null_mut()), deferred: Cell::new(None) }
+        Self {
+            destroy: Cell::new(false),
+            adopted: Cell::new(null_mut()),
+            deferred: Cell::new(None),
+        }
     }
 
     fn release_deferred(&self) {
@@ -83,7 +87,8 @@ struct HandlerState {
 
 impl HandlerState {
     fn enter(&self, frame: &Frame) {
-        self.frame.store(core::ptr::from_ref(frame).cast_mut(), Ordering::Relaxed);
+        self.frame
+            .store(core::ptr::from_ref(frame).cast_mut(), Ordering::Relaxed);
         self.task.store(current(), Ordering::Relaxed);
     }
 
@@ -190,9 +195,9 @@ impl CmEvent<'_> {
             ffi::rdma_cm_event_type_RDMA_CM_EVENT_ADDR_ERROR => CmEvent::AddrError(e.status),
             ffi::rdma_cm_event_type_RDMA_CM_EVENT_ROUTE_RESOLVED => CmEvent::RouteResolved,
             ffi::rdma_cm_event_type_RDMA_CM_EVENT_ROUTE_ERROR => CmEvent::RouteError(e.status),
-            ffi::rdma_cm_event_type_RDMA_CM_EVENT_ESTABLISHED => {
-                CmEvent::Established { private_data: conn_data() }
-            }
+            ffi::rdma_cm_event_type_RDMA_CM_EVENT_ESTABLISHED => CmEvent::Established {
+                private_data: conn_data(),
+            },
             ffi::rdma_cm_event_type_RDMA_CM_EVENT_REJECTED => {
                 let mut len = 0u8;
                 // SAFETY: `id` and `ev` are a REJECTED event's (contract).
@@ -203,7 +208,10 @@ impl CmEvent<'_> {
                     // SAFETY: `len` bytes at `data`, part of the event.
                     Some(unsafe { core::slice::from_raw_parts(data.cast::<u8>(), len as usize) })
                 };
-                CmEvent::Rejected { reason: e.status, private_data }
+                CmEvent::Rejected {
+                    reason: e.status,
+                    private_data,
+                }
             }
             ffi::rdma_cm_event_type_RDMA_CM_EVENT_CONNECT_ERROR => CmEvent::ConnectError(e.status),
             ffi::rdma_cm_event_type_RDMA_CM_EVENT_UNREACHABLE => CmEvent::Unreachable(e.status),
@@ -626,7 +634,11 @@ impl<H: CmHandler> CmIdRef<H> {
         // SAFETY: `rdma_create_qp` succeeded, so `id->qp` is the new QP.
         let qp = unsafe { (*self.raw()).qp };
         let res = KBox::new(
-            QpRes { qp: NonNull::new(qp).ok_or(EINVAL)?, cq, _pd: pd.clone() },
+            QpRes {
+                qp: NonNull::new(qp).ok_or(EINVAL)?,
+                cq,
+                _pd: pd.clone(),
+            },
             GFP_KERNEL,
         );
         let res = match res {
@@ -637,7 +649,12 @@ impl<H: CmHandler> CmIdRef<H> {
                 return Err(e.into());
             }
         };
-        if self.0.res.compare_exchange(null_mut(), res, Ordering::AcqRel, Ordering::Acquire).is_err() {
+        if self
+            .0
+            .res
+            .compare_exchange(null_mut(), res, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
             // Another thread created one meanwhile: undo ours.
             // SAFETY: `res` is ours and unpublished.
             let r = unsafe { KBox::from_raw(res) };
@@ -793,7 +810,9 @@ impl<H: CmHandler> Drop for CmId<H> {
                 // SAFETY: `frame` is this task's handler frame, up the stack.
                 let frame = unsafe { &*frame };
                 let Inner { handler, .. } = KBox::into_inner(inner);
-                frame.deferred.set(Some((Arc::into_raw(handler).cast(), drop_arc::<H>)));
+                frame
+                    .deferred
+                    .set(Some((Arc::into_raw(handler).cast(), drop_arc::<H>)));
                 frame.destroy.set(true);
             }
         }
@@ -925,7 +944,14 @@ unsafe extern "C" fn listen_event<L: ListenHandler>(
     let listen_frame = Frame::new();
     let conn_frame = Frame::new();
     inner.state.enter(&listen_frame);
-    L::connect_request(&inner.handler, ConnectRequest { id, private_data, frame: &conn_frame });
+    L::connect_request(
+        &inner.handler,
+        ConnectRequest {
+            id,
+            private_data,
+            frame: &conn_frame,
+        },
+    );
     inner.state.leave();
     if conn_frame.destroy.get() {
         // Adopted, then dropped inside the callback: rdma_cm destroys the id.
@@ -947,9 +973,18 @@ impl<L: ListenHandler> Listener<L> {
     /// Listens on `addr` (a wildcard address listens on all devices; an
     /// `AF_IB` one in the IB port space) with a backlog of `backlog` requests. `afonly`: for IPv6, whether to refuse
     /// IPv4-mapped connections.
-    pub fn new(handler: Arc<L>, addr: &SockAddr, backlog: i32, afonly: Option<bool>) -> Result<Self> {
+    pub fn new(
+        handler: Arc<L>,
+        addr: &SockAddr,
+        backlog: i32,
+        afonly: Option<bool>,
+    ) -> Result<Self> {
         let inner = NonNull::from(KBox::leak(KBox::new(
-            ListenInner { state: HandlerState::default(), id: null_mut(), handler },
+            ListenInner {
+                state: HandlerState::default(),
+                id: null_mut(),
+                handler,
+            },
             GFP_KERNEL,
         )?));
         // Native IB addresses live in the IB port space, IP ones in TCP's.

@@ -75,7 +75,11 @@ impl Cq {
             })?
         };
         // INVARIANT: a live CQ of the kind recorded in `pooled`.
-        Ok(Self { cq: NonNull::new(cq).ok_or(ENOMEM)?, nr_cqe, pooled })
+        Ok(Self {
+            cq: NonNull::new(cq).ok_or(ENOMEM)?,
+            nr_cqe,
+            pooled,
+        })
     }
 
     pub(crate) fn as_raw(&self) -> *mut ffi::ib_cq {
@@ -117,7 +121,9 @@ impl<T: CqeHandler<ID>, const ID: u64> Cqe<T, ID> {
     #[allow(clippy::new_without_default)]
     pub fn new() -> Self {
         Self {
-            raw: Opaque::new(ffi::ib_cqe { done: Some(Self::done) }),
+            raw: Opaque::new(ffi::ib_cqe {
+                done: Some(Self::done),
+            }),
             _owner: PhantomData,
         }
     }

@@ -96,7 +96,14 @@ impl DmaBuf {
             return Err(ENOMEM);
         }
         // INVARIANT: we own the vector's parts and `dma` maps all of them.
-        Ok(Self { ptr, len, cap, dma, dir, dev })
+        Ok(Self {
+            ptr,
+            len,
+            cap,
+            dma,
+            dir,
+            dev,
+        })
     }
 
     /// Length in bytes.
@@ -149,7 +156,12 @@ impl DmaBuf {
     /// Lets `f` fill `[off, off + len)` in place, then hands the bytes to
     /// the device. The owner must know the device does not use the range
     /// meanwhile (an IU not posted); `&mut self` excludes CPU races.
-    pub fn fill<R>(&mut self, off: usize, len: usize, f: impl FnOnce(&mut [u8]) -> Result<R>) -> Result<R> {
+    pub fn fill<R>(
+        &mut self,
+        off: usize,
+        len: usize,
+        f: impl FnOnce(&mut [u8]) -> Result<R>,
+    ) -> Result<R> {
         self.check(off, len)?;
         // SAFETY: in bounds (checked); `&mut self` gives exclusive CPU
         // access to the buffer for the lifetime of the slice, and the

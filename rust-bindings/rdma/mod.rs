@@ -18,7 +18,9 @@ pub mod pd;
 pub mod wr;
 
 pub use addr::SockAddr;
-pub use cm::{CmEvent, CmHandler, CmId, CmIdRef, ConnParam, ConnectRequest, ListenHandler, Listener};
+pub use cm::{
+    CmEvent, CmHandler, CmId, CmIdRef, ConnParam, ConnectRequest, ListenHandler, Listener,
+};
 pub use cq::{Cqe, CqeHandler, PollContext, Wc, WcOpcode};
 pub use device::{Device, DeviceRef};
 pub use dma::{DmaAddr, DmaBuf, DmaDirection};

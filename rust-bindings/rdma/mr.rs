@@ -61,7 +61,12 @@ impl Mr {
             unsafe { ffi::ib_dereg_mr(mr.as_ptr()) };
         })?;
         // INVARIANT: a fresh MR on `pd`, whose key we mirror.
-        Ok(Self { mr, rkey: AtomicU32::new(rkey), lock, _pd: pd.clone() })
+        Ok(Self {
+            mr,
+            rkey: AtomicU32::new(rkey),
+            lock,
+            _pd: pd.clone(),
+        })
     }
 
     pub(crate) fn as_raw(&self) -> *mut ffi::ib_mr {
@@ -91,7 +96,13 @@ impl Mr {
         // SAFETY: `mr` is live; `sg` has `nents` mapped entries valid during
         // the call (trait contract); the MR's state changes under `lock`.
         let n = unsafe {
-            ffi::ib_map_mr_sg(self.as_raw(), sg.sgl(), nents as i32, core::ptr::null_mut(), page_size)
+            ffi::ib_map_mr_sg(
+                self.as_raw(),
+                sg.sgl(),
+                nents as i32,
+                core::ptr::null_mut(),
+                page_size,
+            )
         };
         if n < 0 {
             return Err(Error::from_errno(n));
@@ -104,7 +115,13 @@ impl Mr {
     pub fn sge(&self) -> super::wr::Sge {
         let _g = self.lock.lock();
         // SAFETY: `mr` is live; the fields change only under `lock`, held.
-        let (iova, len, lkey) = unsafe { ((*self.as_raw()).iova, (*self.as_raw()).length, (*self.as_raw()).lkey) };
+        let (iova, len, lkey) = unsafe {
+            (
+                (*self.as_raw()).iova,
+                (*self.as_raw()).length,
+                (*self.as_raw()).lkey,
+            )
+        };
         super::wr::Sge::from_mr(iova, len as u32, lkey)
     }
 

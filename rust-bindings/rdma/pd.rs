@@ -36,7 +36,10 @@ impl Pd {
         // SAFETY: `dev` is a registered device we hold a reference on.
         let pd = from_err_ptr(unsafe { ffi::ib_alloc_pd(dev.as_raw(), flags) })?;
         // INVARIANT: `pd` is a fresh PD on `dev`, and we keep `dev`.
-        Ok(Self { pd: NonNull::new(pd).ok_or(ENOMEM)?, dev })
+        Ok(Self {
+            pd: NonNull::new(pd).ok_or(ENOMEM)?,
+            dev,
+        })
     }
 
     pub(crate) fn as_raw(&self) -> *mut ffi::ib_pd {

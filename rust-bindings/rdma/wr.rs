@@ -27,12 +27,20 @@ pub struct Sge(ffi::ib_sge);
 impl Sge {
     /// An element over mapped memory.
     pub fn new(addr: DmaAddr, length: u32, lkey: u32) -> Self {
-        Self(ffi::ib_sge { addr: addr.get(), length, lkey })
+        Self(ffi::ib_sge {
+            addr: addr.get(),
+            length,
+            lkey,
+        })
     }
 
     /// An element over an MR's registration (addresses in its iova space).
     pub(crate) fn from_mr(iova: u64, length: u32, lkey: u32) -> Self {
-        Self(ffi::ib_sge { addr: iova, length, lkey })
+        Self(ffi::ib_sge {
+            addr: iova,
+            length,
+            lkey,
+        })
     }
 
     /// Its length.
@@ -157,7 +165,13 @@ impl<'h, 's, H> SendWr<'h, 's, H> {
     where
         T: CqeHandler<ID, Conn = H>,
     {
-        Self { op, sges, cqe: cqe.as_raw(), flags, _conn: PhantomData }
+        Self {
+            op,
+            sges,
+            cqe: cqe.as_raw(),
+            flags,
+            _conn: PhantomData,
+        }
     }
 }
 
@@ -175,7 +189,11 @@ impl<'h, 's, H> RecvWr<'h, 's, H> {
     where
         T: CqeHandler<ID, Conn = H>,
     {
-        Self { sges, cqe: cqe.as_raw(), _conn: PhantomData }
+        Self {
+            sges,
+            cqe: cqe.as_raw(),
+            _conn: PhantomData,
+        }
     }
 }
 
@@ -220,7 +238,11 @@ impl RawSendWr {
                     raw.rdma.remote_addr = remote_addr;
                     raw.rdma.rkey = rkey;
                 }
-                SendOp::RdmaWriteWithImm { remote_addr, rkey, imm } => {
+                SendOp::RdmaWriteWithImm {
+                    remote_addr,
+                    rkey,
+                    imm,
+                } => {
                     wr.opcode = ffi::ib_wr_opcode_IB_WR_RDMA_WRITE_WITH_IMM;
                     wr.ex.imm_data = imm.to_be();
                     raw.rdma.remote_addr = remote_addr;

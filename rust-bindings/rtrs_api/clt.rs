@@ -16,8 +16,8 @@ use crate::rb::rdma::device::{Device, DeviceRef};
 use crate::rb::rdma::dma::DmaDirection;
 use crate::rb::rdma::mr::DmaMappedSg;
 use crate::rb::rdma::SockAddr;
-use core::ptr::NonNull;
 use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
+use core::ptr::NonNull;
 use core::sync::atomic::{fence, AtomicU32, AtomicUsize, Ordering};
 use kernel::alloc::{flags::GFP_KERNEL, KVec};
 use kernel::new_condvar;
@@ -145,17 +145,37 @@ impl Permits {
         let words = (stride / 8).checked_mul(n as usize).ok_or(EINVAL)?;
         let mut mem = KVec::from_elem(0u64, words.max(1), GFP_KERNEL)?;
         for i in 0..n as usize {
-            let p = PermitC { con_type: 0, cpu_id: 0, mem_id: i as u32, mem_off: (i as u32) << mem_shift };
+            let p = PermitC {
+                con_type: 0,
+                cpu_id: 0,
+                mem_id: i as u32,
+                mem_off: (i as u32) << mem_shift,
+            };
             // SAFETY: permit `i` lies within `mem` (sized above) at an 8-byte
             // aligned offset; no other reference to it exists yet.
-            unsafe { core::ptr::write(mem.as_mut_ptr().cast::<u8>().add(i * stride).cast::<PermitC>(), p) };
+            unsafe {
+                core::ptr::write(
+                    mem.as_mut_ptr()
+                        .cast::<u8>()
+                        .add(i * stride)
+                        .cast::<PermitC>(),
+                    p,
+                )
+            };
         }
         Ok(mem)
     }
 
     fn slot(&self, i: usize) -> *mut PermitC {
         // SAFETY: `i < n`, within `mem` (invariant); computing the address.
-        unsafe { self.mem.as_ptr().cast::<u8>().add(i * self.stride).cast::<PermitC>().cast_mut() }
+        unsafe {
+            self.mem
+                .as_ptr()
+                .cast::<u8>()
+                .add(i * self.stride)
+                .cast::<PermitC>()
+                .cast_mut()
+        }
     }
 
     /// Takes a free permit, if any (`__rtrs_get_permit`).
@@ -172,7 +192,12 @@ impl Permits {
                 if i >= self.n {
                     break;
                 }
-                match word.compare_exchange_weak(v, v | (1 << bit), Ordering::Acquire, Ordering::Relaxed) {
+                match word.compare_exchange_weak(
+                    v,
+                    v | (1 << bit),
+                    Ordering::Acquire,
+                    Ordering::Relaxed,
+                ) {
                     Ok(_) => {
                         // SAFETY: we hold bit `i`: only we write its permit.
                         unsafe {
@@ -250,7 +275,11 @@ impl Permits {
         // SAFETY: `p` is in range (it came from `get`); its fields are only
         // written while taking it, before the caller got it.
         let c = unsafe { &*self.slot(p.0 as usize) };
-        let t = if c.con_type == ffi::rtrs_clt_con_type_RTRS_IO_CON { ConType::Io } else { ConType::Admin };
+        let t = if c.con_type == ffi::rtrs_clt_con_type_RTRS_IO_CON {
+            ConType::Io
+        } else {
+            ConType::Admin
+        };
         (t, c.cpu_id, c.mem_off)
     }
 
@@ -314,11 +343,15 @@ impl UsrMsg<'_> {
     pub fn copy_into(&self, out: &mut [u8]) -> Result<usize> {
         let mut off = 0usize;
         for v in self.vec {
-            let end = off.checked_add(v.iov_len).filter(|e| *e <= out.len()).ok_or(EMSGSIZE_())?;
+            let end = off
+                .checked_add(v.iov_len)
+                .filter(|e| *e <= out.len())
+                .ok_or(EMSGSIZE_())?;
             if v.iov_len > 0 {
                 // SAFETY: `iov_base` has `iov_len` readable bytes for the
                 // duration of `rtrs_clt_request` (its contract).
-                let src = unsafe { core::slice::from_raw_parts(v.iov_base.cast::<u8>(), v.iov_len) };
+                let src =
+                    unsafe { core::slice::from_raw_parts(v.iov_base.cast::<u8>(), v.iov_len) };
                 out[off..end].copy_from_slice(src);
             }
             off = end;
@@ -357,12 +390,20 @@ impl UserSg {
     pub fn map(&self, dev: &Device, dir: DmaDirection) -> Result<MappedSg> {
         let dev = dev.get().ok_or(ENODEV)?;
         // SAFETY: `sgl` has `cnt` valid entries (type invariant).
-        let n = unsafe { ffi::ib_dma_map_sg(dev.as_raw(), self.sgl.as_ptr(), self.cnt as i32, dir.raw()) };
+        let n = unsafe {
+            ffi::ib_dma_map_sg(dev.as_raw(), self.sgl.as_ptr(), self.cnt as i32, dir.raw())
+        };
         if n <= 0 {
             return Err(EINVAL);
         }
         // INVARIANT: a live mapping of the user's entries.
-        Ok(MappedSg { sgl: self.sgl, cnt: self.cnt, nents: n as u32, dir, dev })
+        Ok(MappedSg {
+            sgl: self.sgl,
+            cnt: self.cnt,
+            nents: n as u32,
+            dir,
+            dev,
+        })
     }
 }
 
@@ -416,7 +457,14 @@ impl MappedSg {
 impl Drop for MappedSg {
     fn drop(&mut self) {
         // SAFETY: mapped with `cnt` entries on `dev` (invariant).
-        unsafe { ffi::ib_dma_unmap_sg(self.dev.as_raw(), self.sgl.as_ptr(), self.cnt as i32, self.dir.raw()) };
+        unsafe {
+            ffi::ib_dma_unmap_sg(
+                self.dev.as_raw(),
+                self.sgl.as_ptr(),
+                self.cnt as i32,
+                self.dir.raw(),
+            )
+        };
     }
 }
 
@@ -570,10 +618,18 @@ pub unsafe fn request_args<'a>(
         dir: if dir == 0 { Dir::Read } else { Dir::Write },
         permit,
         // SAFETY: `nr` valid kvecs for the call (function contract).
-        usr: UsrMsg { vec: if nr == 0 { &[] } else { unsafe { core::slice::from_raw_parts(vec, nr) } } },
+        usr: UsrMsg {
+            vec: if nr == 0 {
+                &[]
+            } else {
+                unsafe { core::slice::from_raw_parts(vec, nr) }
+            },
+        },
         data_len,
         // INVARIANT: valid until the confirmation (function contract).
-        sg: NonNull::new(sg).filter(|_| sg_cnt > 0).map(|sgl| UserSg { sgl, cnt: sg_cnt }),
+        sg: NonNull::new(sg)
+            .filter(|_| sg_cnt > 0)
+            .map(|sgl| UserSg { sgl, cnt: sg_cnt }),
         // SAFETY: valid (function contract); a plain copy.
         conf: Confirm(unsafe { core::ptr::read(ops) }),
     })
@@ -605,8 +661,15 @@ macro_rules! export_rtrs_clt {
             // SAFETY: the caller's arguments (function contract).
             let args = unsafe {
                 $crate::rb::rtrs_api::clt::open_args(
-                    ops, pathname, paths, path_cnt, port, pdu_sz, reconnect_delay_sec,
-                    max_reconnect_attempts, nr_poll_queues,
+                    ops,
+                    pathname,
+                    paths,
+                    path_cnt,
+                    port,
+                    pdu_sz,
+                    reconnect_delay_sec,
+                    max_reconnect_attempts,
+                    nr_poll_queues,
                 )
             };
             match args.and_then(<__RtrsCltApi as $crate::rb::rtrs_api::clt::ClientApi>::open) {
@@ -704,12 +767,18 @@ macro_rules! export_rtrs_clt {
             }
             // SAFETY: an open session (function contract).
             let s = unsafe { &*sess.cast::<__RtrsCltSess>() };
-            let Some(pid) = <__RtrsCltApi as $crate::rb::rtrs_api::clt::ClientApi>::permits(s).from_c(permit) else {
+            let Some(pid) =
+                <__RtrsCltApi as $crate::rb::rtrs_api::clt::ClientApi>::permits(s).from_c(permit)
+            else {
                 return ::kernel::error::code::EINVAL.to_errno();
             };
             // SAFETY: the caller's arguments (function contract).
-            let req = unsafe { $crate::rb::rtrs_api::clt::request_args(dir, ops, pid, vec, nr, len, sg, sg_cnt) };
-            match req.and_then(|r| <__RtrsCltApi as $crate::rb::rtrs_api::clt::ClientApi>::request(s, r)) {
+            let req = unsafe {
+                $crate::rb::rtrs_api::clt::request_args(dir, ops, pid, vec, nr, len, sg, sg_cnt)
+            };
+            match req
+                .and_then(|r| <__RtrsCltApi as $crate::rb::rtrs_api::clt::ClientApi>::request(s, r))
+            {
                 Ok(()) => 0,
                 Err(e) => e.to_errno(),
             }
@@ -768,17 +837,21 @@ macro_rules! export_rtrs_clt {
         const _: () = {
             #[allow(unused_assignments, dead_code)]
             fn check() {
-                let mut a = $crate::rb::ffi::rtrs_clt_open as unsafe extern "C" fn(_, _, _, _, _, _, _, _, _) -> _;
+                let mut a = $crate::rb::ffi::rtrs_clt_open
+                    as unsafe extern "C" fn(_, _, _, _, _, _, _, _, _) -> _;
                 a = rtrs_clt_open;
                 let mut b = $crate::rb::ffi::rtrs_clt_close as unsafe extern "C" fn(_);
                 b = rtrs_clt_close;
-                let mut c = $crate::rb::ffi::rtrs_clt_get_permit as unsafe extern "C" fn(_, _, _) -> _;
+                let mut c =
+                    $crate::rb::ffi::rtrs_clt_get_permit as unsafe extern "C" fn(_, _, _) -> _;
                 c = rtrs_clt_get_permit;
                 let mut d = $crate::rb::ffi::rtrs_clt_put_permit as unsafe extern "C" fn(_, _);
                 d = rtrs_clt_put_permit;
-                let mut e = $crate::rb::ffi::rtrs_clt_request as unsafe extern "C" fn(_, _, _, _, _, _, _, _, _) -> _;
+                let mut e = $crate::rb::ffi::rtrs_clt_request
+                    as unsafe extern "C" fn(_, _, _, _, _, _, _, _, _) -> _;
                 e = rtrs_clt_request;
-                let mut f = $crate::rb::ffi::rtrs_clt_rdma_cq_direct as unsafe extern "C" fn(_, _) -> _;
+                let mut f =
+                    $crate::rb::ffi::rtrs_clt_rdma_cq_direct as unsafe extern "C" fn(_, _) -> _;
                 f = rtrs_clt_rdma_cq_direct;
                 let mut g = $crate::rb::ffi::rtrs_clt_query as unsafe extern "C" fn(_, _) -> _;
                 g = rtrs_clt_query;

@@ -123,7 +123,8 @@ macro_rules! export_rtrs_core {
         const _: () = {
             #[allow(unused_assignments, dead_code)]
             fn check() {
-                let mut a = $crate::rb::ffi::rtrs_addr_to_sockaddr as unsafe extern "C" fn(_, _, _, _) -> _;
+                let mut a =
+                    $crate::rb::ffi::rtrs_addr_to_sockaddr as unsafe extern "C" fn(_, _, _, _) -> _;
                 a = rtrs_addr_to_sockaddr;
                 let mut b = $crate::rb::ffi::sockaddr_to_str as unsafe extern "C" fn(_, _, _) -> _;
                 b = sockaddr_to_str;
@@ -152,7 +153,10 @@ pub mod import {
         let mut src: ffi::__kernel_sockaddr_storage = unsafe { core::mem::zeroed() };
         // SAFETY: as above.
         let mut dst: ffi::__kernel_sockaddr_storage = unsafe { core::mem::zeroed() };
-        let mut addr = ffi::rtrs_addr { src: &mut src, dst: &mut dst };
+        let mut addr = ffi::rtrs_addr {
+            src: &mut src,
+            dst: &mut dst,
+        };
         // SAFETY: `s` is NUL-terminated with `s.len()` bytes before the NUL;
         // `addr` points to two writable storages; the callee keeps none.
         let ret = unsafe { ffi::rtrs_addr_to_sockaddr(s.as_char_ptr(), s.len(), port, &mut addr) };
@@ -176,7 +180,10 @@ pub mod import {
     #[inline]
     pub fn addr_to_str(src: &SockAddr, dst: &SockAddr, buf: &mut [u8]) -> i32 {
         let (mut s, mut d) = (*src, *dst);
-        let addr = ffi::rtrs_addr { src: s.as_mut_ptr().cast(), dst: d.as_mut_ptr().cast() };
+        let addr = ffi::rtrs_addr {
+            src: s.as_mut_ptr().cast(),
+            dst: d.as_mut_ptr().cast(),
+        };
         // SAFETY: both addresses are valid, `buf` has `buf.len()` bytes.
         unsafe { ffi::rtrs_addr_to_str(&addr, buf.as_mut_ptr(), buf.len()) }
     }

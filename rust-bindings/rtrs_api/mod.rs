@@ -79,7 +79,11 @@ pub(crate) unsafe fn read_sockaddr(p: *const ffi::sockaddr) -> crate::rb::rdma::
             _ => ::core::mem::size_of::<ffi::sockaddr>(),
         };
         let mut st: ffi::__kernel_sockaddr_storage = ::core::mem::zeroed();
-        ::core::ptr::copy_nonoverlapping(p.cast::<u8>(), ::core::ptr::addr_of_mut!(st).cast::<u8>(), len);
+        ::core::ptr::copy_nonoverlapping(
+            p.cast::<u8>(),
+            ::core::ptr::addr_of_mut!(st).cast::<u8>(),
+            len,
+        );
         crate::rb::rdma::SockAddr::from_raw(&st)
     }
 }

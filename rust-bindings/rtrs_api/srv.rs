@@ -74,7 +74,13 @@ impl<P> OpSlots<P> {
     pub fn new(n: u32) -> Result<Self> {
         let mut slots = KVec::with_capacity(n as usize, GFP_KERNEL)?;
         for idx in 0..n {
-            slots.push(OpSlot { owner: AtomicPtr::new(null_mut()), idx }, GFP_KERNEL)?;
+            slots.push(
+                OpSlot {
+                    owner: AtomicPtr::new(null_mut()),
+                    idx,
+                },
+                GFP_KERNEL,
+            )?;
         }
         Ok(Self { slots })
     }
@@ -84,7 +90,11 @@ impl<P> OpSlots<P> {
     pub fn start(&self, idx: u32, owner: &Arc<P>) -> Result<OpId> {
         let slot = self.slots.get(idx as usize).ok_or(EINVAL)?;
         let ptr = Arc::into_raw(owner.clone()).cast_mut();
-        if slot.owner.compare_exchange(null_mut(), ptr, Ordering::AcqRel, Ordering::Acquire).is_err() {
+        if slot
+            .owner
+            .compare_exchange(null_mut(), ptr, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
             // SAFETY: the reference we just made, not stored.
             drop(unsafe { Arc::from_raw(ptr) });
             return Err(EBUSY);
@@ -110,7 +120,10 @@ impl<P> OpSlots<P> {
 
     /// IOs in flight.
     pub fn in_flight(&self) -> usize {
-        self.slots.iter().filter(|s| !s.owner.load(Ordering::Acquire).is_null()).count()
+        self.slots
+            .iter()
+            .filter(|s| !s.owner.load(Ordering::Acquire).is_null())
+            .count()
     }
 }
 
@@ -148,14 +161,26 @@ impl<A: ServerApi> UpperOps<A> {
         data_len: usize,
         usr_len: usize,
     ) -> i32 {
-        let fits = data_len.checked_add(usr_len).is_some_and(|n| n <= pages.chunk_size());
-        let (Some(f), true, Ok(data)) = (self.ops.rdma_ev, fits, pages.kernel_addr(chunk as usize)) else {
+        let fits = data_len
+            .checked_add(usr_len)
+            .is_some_and(|n| n <= pages.chunk_size());
+        let (Some(f), true, Ok(data)) = (self.ops.rdma_ev, fits, pages.kernel_addr(chunk as usize))
+        else {
             return -(ffi::EINVAL as i32);
         };
         // SAFETY: `data` is the chunk's kernel address with `data_len +
         // usr_len` bytes in it, which the user may access until it answers
         // `id` (the chunk is not reused before); `f` is the user's callback.
-        unsafe { f(priv_.0, id.0, data.cast(), data_len, data.add(data_len).cast(), usr_len) }
+        unsafe {
+            f(
+                priv_.0,
+                id.0,
+                data.cast(),
+                data_len,
+                data.add(data_len).cast(),
+                usr_len,
+            )
+        }
     }
 
     /// Tells the upper layer that session `sess` is up or down. A non-zero
@@ -213,7 +238,10 @@ pub trait ServerApi: Sized + 'static {
 /// `ops` points to a valid `struct rtrs_srv_ops`.
 pub unsafe fn upper_ops_from_raw<A: ServerApi>(ops: *const ffi::rtrs_srv_ops) -> UpperOps<A> {
     // SAFETY: valid for reads (function contract); plain copy.
-    UpperOps { ops: unsafe { core::ptr::read(ops) }, _api: PhantomData }
+    UpperOps {
+        ops: unsafe { core::ptr::read(ops) },
+        _api: PhantomData,
+    }
 }
 
 /// The path that owns the in-flight IO `id`, and the IO's index.
@@ -310,7 +338,9 @@ macro_rules! export_rtrs_srv {
             // SAFETY: an unanswered IO id (function contract).
             match unsafe { $crate::rb::rtrs_api::srv::op_from_raw::<__RtrsSrvPath>(id) } {
                 Some((path, idx)) => {
-                    <__RtrsSrvApi as $crate::rb::rtrs_api::srv::ServerApi>::resp_rdma(&path, idx, errno)
+                    <__RtrsSrvApi as $crate::rb::rtrs_api::srv::ServerApi>::resp_rdma(
+                        &path, idx, errno,
+                    )
                 }
                 None => {
                     ::kernel::pr_err!("rtrs_srv_resp_rdma: IO answered twice\n");
@@ -361,7 +391,10 @@ macro_rules! export_rtrs_srv {
             }
             // SAFETY: see the function contract.
             let (sess, out) = unsafe {
-                (&*sess.cast::<__RtrsSrvSess>(), ::core::slice::from_raw_parts_mut(pathname.cast::<u8>(), len))
+                (
+                    &*sess.cast::<__RtrsSrvSess>(),
+                    ::core::slice::from_raw_parts_mut(pathname.cast::<u8>(), len),
+                )
             };
             match <__RtrsSrvApi as $crate::rb::rtrs_api::srv::ServerApi>::get_path_name(sess, out) {
                 Ok(()) => 0,
@@ -399,9 +432,11 @@ macro_rules! export_rtrs_srv {
                 c = rtrs_srv_resp_rdma;
                 let mut d = $crate::rb::ffi::rtrs_srv_set_sess_priv as unsafe extern "C" fn(_, _);
                 d = rtrs_srv_set_sess_priv;
-                let mut e = $crate::rb::ffi::rtrs_srv_get_path_name as unsafe extern "C" fn(_, _, _) -> _;
+                let mut e =
+                    $crate::rb::ffi::rtrs_srv_get_path_name as unsafe extern "C" fn(_, _, _) -> _;
                 e = rtrs_srv_get_path_name;
-                let mut f = $crate::rb::ffi::rtrs_srv_get_queue_depth as unsafe extern "C" fn(_) -> _;
+                let mut f =
+                    $crate::rb::ffi::rtrs_srv_get_queue_depth as unsafe extern "C" fn(_) -> _;
                 f = rtrs_srv_get_queue_depth;
                 let _ = (a, b, c, d, e, f);
             }

@@ -26,7 +26,10 @@ pub mod rb;
 #[path = "rb_test_rdma_common.rs"]
 mod common;
 
-use common::{Kind, Msg, CLT_SEED, HELLO, IMM_PING, IMM_WRITTEN, LIVE, MSG, NRECV, SRV_OFF, SRV_SEED, WELCOME, WRITE_LEN, WRITE_OFF};
+use common::{
+    Kind, Msg, CLT_SEED, HELLO, IMM_PING, IMM_WRITTEN, LIVE, MSG, NRECV, SRV_OFF, SRV_SEED,
+    WELCOME, WRITE_LEN, WRITE_OFF,
+};
 use kernel::sync::CondVarTimeoutResult;
 use rb::rdma::cm::QpAttr;
 use rb::rdma::cq::impl_has_cqe;
@@ -118,10 +121,21 @@ impl CltConn {
     fn new(name: &'static str, hello: &'static [u8], held: Option<Arc<Held>>) -> Result<Arc<Self>> {
         let mut recv = KVec::with_capacity(NRECV, GFP_KERNEL)?;
         for idx in 0..NRECV {
-            recv.push(RecvSlot { cqe: Cqe::new(), idx }, GFP_KERNEL)?;
+            recv.push(
+                RecvSlot {
+                    cqe: Cqe::new(),
+                    idx,
+                },
+                GFP_KERNEL,
+            )?;
         }
-        let state =
-            State { phase: Phase::Connecting, reject_data: [0; 32], reject_len: 0, inbox: None, rdma: None };
+        let state = State {
+            phase: Phase::Connecting,
+            reject_data: [0; 32],
+            reject_len: 0,
+            inbox: None,
+            rdma: None,
+        };
         let conn = Arc::pin_init(
             try_pin_init!(CltConn {
                 name,
@@ -204,14 +218,22 @@ impl CltConn {
             poll: PollContext::Softirq,
         };
         id.create_qp(&pd, &attr)?;
-        *h.bufs.lock() = Some(Bufs { _pd: pd, recv, send, data });
+        *h.bufs.lock() = Some(Bufs {
+            _pd: pd,
+            recv,
+            send,
+            data,
+        });
         for i in 0..NRECV {
             Self::post_recv(id, i)?;
         }
         Ok(())
     }
 
-    fn addr(&self, f: impl FnOnce(&Bufs) -> Result<rb::rdma::DmaAddr>) -> Result<rb::rdma::DmaAddr> {
+    fn addr(
+        &self,
+        f: impl FnOnce(&Bufs) -> Result<rb::rdma::DmaAddr>,
+    ) -> Result<rb::rdma::DmaAddr> {
         f(self.bufs.lock().as_ref().ok_or(ENODEV)?)
     }
 
@@ -251,7 +273,11 @@ impl CltConn {
         while off < len {
             let n = chunk.len().min(len - off);
             b.data.read(local + off, &mut chunk[..n])?;
-            bad += chunk[..n].iter().enumerate().filter(|(i, x)| **x != common::pattern(seed, off + i)).count();
+            bad += chunk[..n]
+                .iter()
+                .enumerate()
+                .filter(|(i, x)| **x != common::pattern(seed, off + i))
+                .count();
             off += n;
         }
         Ok(bad)
@@ -270,7 +296,11 @@ impl CqeHandler<0> for RecvSlot {
         }
         let h = id.handler();
         let mut m = [0u8; MSG];
-        let read = h.bufs.lock().as_ref().map(|b| b.recv[self.idx].read(0, &mut m));
+        let read = h
+            .bufs
+            .lock()
+            .as_ref()
+            .map(|b| b.recv[self.idx].read(0, &mut m));
         if wc.byte_len() as usize == MSG && matches!(read, Some(Ok(()))) {
             let msg = Msg::decode(&m);
             h.set(|s| s.inbox = Some(msg));
@@ -319,9 +349,15 @@ impl CmHandler for CltConn {
                 ..Default::default()
             }),
             CmEvent::Established { private_data } => {
-                let ok = *private_data == WELCOME
-                    || private_data.get(..WELCOME.len()) == Some(WELCOME);
-                self.set(|s| s.phase = if ok { Phase::Established } else { Phase::Failed(-71) });
+                let ok =
+                    *private_data == WELCOME || private_data.get(..WELCOME.len()) == Some(WELCOME);
+                self.set(|s| {
+                    s.phase = if ok {
+                        Phase::Established
+                    } else {
+                        Phase::Failed(-71)
+                    }
+                });
                 Ok(())
             }
             CmEvent::Rejected { private_data, .. } => {
@@ -335,7 +371,10 @@ impl CmHandler for CltConn {
                 });
                 Ok(())
             }
-            CmEvent::AddrError(e) | CmEvent::RouteError(e) | CmEvent::ConnectError(e) | CmEvent::Unreachable(e) => {
+            CmEvent::AddrError(e)
+            | CmEvent::RouteError(e)
+            | CmEvent::ConnectError(e)
+            | CmEvent::Unreachable(e) => {
                 self.set(|s| s.phase = Phase::Failed(*e));
                 Ok(())
             }
@@ -393,7 +432,13 @@ fn phase(conn: &CltConn) -> Phase {
 fn run_a(c: &mut Checks) -> Result {
     let conn = CltConn::new("A", HELLO, None)?;
     let id = connect(&conn)?;
-    if !c.check(phase(&conn) == Phase::Established, format_args!("A: connects, accept carries WELCOME (phase {:?})", phase(&conn))) {
+    if !c.check(
+        phase(&conn) == Phase::Established,
+        format_args!(
+            "A: connects, accept carries WELCOME (phase {:?})",
+            phase(&conn)
+        ),
+    ) {
         return Ok(());
     }
     let Some(info) = conn.take_msg(10_000, Kind::Info) else {
@@ -401,11 +446,20 @@ fn run_a(c: &mut Checks) -> Result {
         return Ok(());
     };
     let (rkey, iova, len) = (info.a, info.b, info.c & 0xff_ffff_ffff);
-    c.check(len as usize == 4 * common::CHUNK, format_args!("A: MR covers the 4 chunks (rkey {:#x}, {} bytes)", rkey, len));
+    c.check(
+        len as usize == 4 * common::CHUNK,
+        format_args!(
+            "A: MR covers the 4 chunks (rkey {:#x}, {} bytes)",
+            rkey, len
+        ),
+    );
 
     CltConn::send(&id, Msg::new(Kind::Ping, 41, 0xfeed, 0), Some(IMM_PING))?;
     let pong = conn.take_msg(10_000, Kind::Pong);
-    c.check(matches!(pong, Some(m) if m.a == 42 && m.b == 0xfeed), format_args!("A: SEND with IMM answered by SEND ({:?})", pong));
+    c.check(
+        matches!(pong, Some(m) if m.a == 42 && m.b == 0xfeed),
+        format_args!("A: SEND with IMM answered by SEND ({:?})", pong),
+    );
 
     {
         let mut g = conn.bufs.lock();
@@ -421,43 +475,109 @@ fn run_a(c: &mut Checks) -> Result {
         }
     }
     let remote = iova + WRITE_OFF as u64;
-    CltConn::rdma(&id, SendOp::RdmaWriteWithImm { remote_addr: remote, rkey, imm: IMM_WRITTEN | WRITE_LEN as u32 }, 0, WRITE_LEN)?;
+    CltConn::rdma(
+        &id,
+        SendOp::RdmaWriteWithImm {
+            remote_addr: remote,
+            rkey,
+            imm: IMM_WRITTEN | WRITE_LEN as u32,
+        },
+        0,
+        WRITE_LEN,
+    )?;
     let wr = conn.take_rdma(10_000);
     let check = conn.take_msg(10_000, Kind::WriteCheck);
     c.check(
-        matches!(wr, Some((true, _))) && matches!(check, Some(m) if m.a == 0 && m.b == WRITE_LEN as u64),
-        format_args!("A: RDMA WRITE with IMM of {} bytes across chunks arrives intact ({:?})", WRITE_LEN, check),
+        matches!(wr, Some((true, _)))
+            && matches!(check, Some(m) if m.a == 0 && m.b == WRITE_LEN as u64),
+        format_args!(
+            "A: RDMA WRITE with IMM of {} bytes across chunks arrives intact ({:?})",
+            WRITE_LEN, check
+        ),
     );
 
-    CltConn::rdma(&id, SendOp::RdmaRead { remote_addr: remote, rkey }, RD, WRITE_LEN)?;
+    CltConn::rdma(
+        &id,
+        SendOp::RdmaRead {
+            remote_addr: remote,
+            rkey,
+        },
+        RD,
+        WRITE_LEN,
+    )?;
     let rd = conn.take_rdma(10_000);
     let bad = conn.diff(RD, WRITE_LEN, CLT_SEED)?;
-    c.check(matches!(rd, Some((true, _))) && bad == 0, format_args!("A: RDMA READ returns the written bytes ({} differ)", bad));
+    c.check(
+        matches!(rd, Some((true, _))) && bad == 0,
+        format_args!("A: RDMA READ returns the written bytes ({} differ)", bad),
+    );
 
-    CltConn::rdma(&id, SendOp::RdmaRead { remote_addr: iova + SRV_OFF as u64, rkey }, RD, common::CHUNK)?;
+    CltConn::rdma(
+        &id,
+        SendOp::RdmaRead {
+            remote_addr: iova + SRV_OFF as u64,
+            rkey,
+        },
+        RD,
+        common::CHUNK,
+    )?;
     let rd = conn.take_rdma(10_000);
     let bad = conn.diff(RD, common::CHUNK, SRV_SEED)?;
-    c.check(matches!(rd, Some((true, _))) && bad == 0, format_args!("A: RDMA READ returns the server's own bytes ({} differ)", bad));
+    c.check(
+        matches!(rd, Some((true, _))) && bad == 0,
+        format_args!(
+            "A: RDMA READ returns the server's own bytes ({} differ)",
+            bad
+        ),
+    );
 
     CltConn::send(&id, Msg::new(Kind::Rekey, 0, 0, 0), None)?;
     let info2 = conn.take_msg(10_000, Kind::Info);
     let new = info2.map(|m| m.a).unwrap_or(rkey);
     c.check(
         new != rkey && info2.map(|m| m.c >> 40) == Some(u64::from(rkey)),
-        format_args!("A: LOCAL_INV + REG_MR re-keys the MR ({:#x} -> {:#x})", rkey, new),
+        format_args!(
+            "A: LOCAL_INV + REG_MR re-keys the MR ({:#x} -> {:#x})",
+            rkey, new
+        ),
     );
 
-    CltConn::rdma(&id, SendOp::RdmaRead { remote_addr: remote, rkey: new }, RD, WRITE_LEN)?;
+    CltConn::rdma(
+        &id,
+        SendOp::RdmaRead {
+            remote_addr: remote,
+            rkey: new,
+        },
+        RD,
+        WRITE_LEN,
+    )?;
     let rd = conn.take_rdma(10_000);
     let bad = conn.diff(RD, WRITE_LEN, CLT_SEED)?;
-    c.check(matches!(rd, Some((true, _))) && bad == 0, format_args!("A: RDMA READ with the new key works ({} differ)", bad));
+    c.check(
+        matches!(rd, Some((true, _))) && bad == 0,
+        format_args!("A: RDMA READ with the new key works ({} differ)", bad),
+    );
 
-    CltConn::rdma(&id, SendOp::RdmaRead { remote_addr: remote, rkey }, RD, 4096)?;
+    CltConn::rdma(
+        &id,
+        SendOp::RdmaRead {
+            remote_addr: remote,
+            rkey,
+        },
+        RD,
+        4096,
+    )?;
     let rd = conn.take_rdma(10_000);
-    c.check(matches!(rd, Some((false, _))), format_args!("A: RDMA READ with the invalidated key fails ({:?})", rd));
+    c.check(
+        matches!(rd, Some((false, _))),
+        format_args!("A: RDMA READ with the invalidated key fails ({:?})", rd),
+    );
 
     drop(id);
-    c.check(LIVE.load(Ordering::Relaxed) == 1, format_args!("A: dropping the CmId releases the connection"));
+    c.check(
+        LIVE.load(Ordering::Relaxed) == 1,
+        format_args!("A: dropping the CmId releases the connection"),
+    );
     drop(conn);
     Ok(())
 }
@@ -474,7 +594,10 @@ fn run_reject(c: &mut Checks) -> Result {
     let want = b"rb-test: who are you?";
     c.check(
         ph == Phase::Rejected && data.0.get(..want.len()) == Some(&want[..]),
-        format_args!("R: a wrong handshake is rejected with the server's private data ({:?})", ph),
+        format_args!(
+            "R: a wrong handshake is rejected with the server's private data ({:?})",
+            ph
+        ),
     );
     drop(id);
     Ok(())

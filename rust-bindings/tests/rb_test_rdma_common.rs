@@ -66,7 +66,12 @@ pub(crate) struct Msg {
 
 impl Msg {
     pub(crate) fn new(kind: Kind, a: u32, b: u64, c: u64) -> Self {
-        Self { kind: kind as u32, a, b, c }
+        Self {
+            kind: kind as u32,
+            a,
+            b,
+            c,
+        }
     }
 
     pub(crate) fn encode(&self) -> [u8; MSG] {
@@ -81,7 +86,12 @@ impl Msg {
     pub(crate) fn decode(m: &[u8; MSG]) -> Self {
         let u32_at = |i: usize| u32::from_le_bytes([m[i], m[i + 1], m[i + 2], m[i + 3]]);
         let u64_at = |i: usize| u64::from(u32_at(i)) | (u64::from(u32_at(i + 4)) << 32);
-        Self { kind: u32_at(0), a: u32_at(4), b: u64_at(8), c: u64_at(16) }
+        Self {
+            kind: u32_at(0),
+            a: u32_at(4),
+            b: u64_at(8),
+            c: u64_at(16),
+        }
     }
 
     pub(crate) fn is(&self, kind: Kind) -> bool {
@@ -91,6 +101,8 @@ impl Msg {
 
 /// Byte `i` of the pattern with `seed`: varies with every byte and seed.
 pub(crate) fn pattern(seed: u8, i: usize) -> u8 {
-    let x = (i as u32).wrapping_mul(2_654_435_761).rotate_left(u32::from(seed % 31) + 1);
+    let x = (i as u32)
+        .wrapping_mul(2_654_435_761)
+        .rotate_left(u32::from(seed % 31) + 1);
     (x >> 24) as u8 ^ (x as u8) ^ seed
 }

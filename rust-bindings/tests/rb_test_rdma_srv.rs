@@ -22,16 +22,16 @@ pub mod rb;
 mod common;
 
 use common::{Kind, Msg, CHUNK, HELLO, IMM_PING, IMM_WRITTEN, LIVE, MSG, NCHUNKS, NRECV, WELCOME};
+use rb::kvec::VecExt;
+use rb::rdma::chunk::{ChunkMap, ChunkPages};
 use rb::rdma::cm::QpAttr;
 use rb::rdma::cq::impl_has_cqe;
-use rb::rdma::chunk::{ChunkMap, ChunkPages};
 use rb::rdma::mr::DmaMappedSg;
 use rb::rdma::{
     Access, CmEvent, CmHandler, CmId, CmIdRef, ConnParam, ConnectRequest, Cqe, CqeHandler, DmaBuf,
     DmaDirection, ListenHandler, Listener, Mr, Pd, PollContext, RecvWr, SendFlags, SendOp, SendWr,
     Sge, SockAddr, Wc, WcOpcode,
 };
-use rb::kvec::VecExt;
 use rb::sync::{new_spinlock_bh, SpinLockBh};
 
 module! {
@@ -88,14 +88,20 @@ impl PinnedDrop for SrvConn {
 }
 
 fn access() -> Access {
-    Access::LOCAL_WRITE.union(Access::REMOTE_WRITE).union(Access::REMOTE_READ)
+    Access::LOCAL_WRITE
+        .union(Access::REMOTE_WRITE)
+        .union(Access::REMOTE_READ)
 }
 
 impl SrvConn {
     fn post_recv(conn: &CmIdRef<Self>, i: usize) -> Result {
         let h = conn.handler();
         let iu = h.recv.get(i).ok_or(EINVAL)?;
-        let sge = [Sge::new(iu.buf.dma_addr(0)?, MSG as u32, h.pd.local_dma_lkey())];
+        let sge = [Sge::new(
+            iu.buf.dma_addr(0)?,
+            MSG as u32,
+            h.pd.local_dma_lkey(),
+        )];
         conn.post_recv(|h: &Self| Ok([RecvWr::new(&h.recv[i].cqe, &sge)]))
     }
 
@@ -108,7 +114,12 @@ impl SrvConn {
         };
         let sge = [Sge::new(addr, MSG as u32, h.pd.local_dma_lkey())];
         conn.post_send(|h: &Self| {
-            Ok([SendWr::new(&h.send_cqe, SendOp::Send, &sge, SendFlags::SIGNALED)])
+            Ok([SendWr::new(
+                &h.send_cqe,
+                SendOp::Send,
+                &sge,
+                SendFlags::SIGNALED,
+            )])
         })
     }
 
@@ -119,7 +130,10 @@ impl SrvConn {
             None => conn.post_send(|h: &Self| {
                 Ok([SendWr::new(
                     &h.reg_cqe,
-                    SendOp::RegMr { mr: &h.mr, access: access() },
+                    SendOp::RegMr {
+                        mr: &h.mr,
+                        access: access(),
+                    },
                     &[],
                     SendFlags::SIGNALED,
                 )])
@@ -129,7 +143,10 @@ impl SrvConn {
                     SendWr::new(&h.inv_cqe, SendOp::LocalInv(old), &[], SendFlags::empty()),
                     SendWr::new(
                         &h.reg_cqe,
-                        SendOp::RegMr { mr: &h.mr, access: access() },
+                        SendOp::RegMr {
+                            mr: &h.mr,
+                            access: access(),
+                        },
                         &[],
                         SendFlags::SIGNALED,
                     ),
@@ -140,7 +157,12 @@ impl SrvConn {
 
     fn info(&self) -> Msg {
         let (iova, len) = self.mr.mapping();
-        Msg::new(Kind::Info, self.mr.rkey(), iova, len | (u64::from(self.old_rkey.load(Ordering::Relaxed)) << 40))
+        Msg::new(
+            Kind::Info,
+            self.mr.rkey(),
+            iova,
+            len | (u64::from(self.old_rkey.load(Ordering::Relaxed)) << 40),
+        )
     }
 
     fn on_recv(conn: &CmIdRef<Self>, iu: &RecvIu, wc: &Wc<'_>) {
@@ -156,12 +178,21 @@ impl SrvConn {
                 let imm = wc.imm_data().unwrap_or(0);
                 let len = (imm & 0x00ff_ffff) as usize;
                 if imm & 0xff00_0000 != IMM_WRITTEN || wc.byte_len() as usize != len {
-                    pr_err!("unexpected write: imm {:#x}, {} bytes\n", imm, wc.byte_len());
+                    pr_err!(
+                        "unexpected write: imm {:#x}, {} bytes\n",
+                        imm,
+                        wc.byte_len()
+                    );
                     Some(Msg::new(Kind::WriteCheck, 2, 0, 0))
                 } else {
                     let bad = h.check_written(len);
                     pr_info!("client wrote {} bytes, {} differ\n", len, bad);
-                    Some(Msg::new(Kind::WriteCheck, (bad != 0) as u32, len as u64, bad as u64))
+                    Some(Msg::new(
+                        Kind::WriteCheck,
+                        (bad != 0) as u32,
+                        len as u64,
+                        bad as u64,
+                    ))
                 }
             }
             WcOpcode::Recv => {
@@ -210,7 +241,11 @@ impl SrvConn {
         while off < len {
             let pos = common::WRITE_OFF + off;
             let n = buf.len().min(len - off).min(CHUNK - pos % CHUNK);
-            if self.chunks.read(pos / CHUNK, pos % CHUNK, &mut buf[..n]).is_err() {
+            if self
+                .chunks
+                .read(pos / CHUNK, pos % CHUNK, &mut buf[..n])
+                .is_err()
+            {
                 return len;
             }
             for (i, b) in buf[..n].iter().enumerate() {
@@ -281,7 +316,10 @@ impl CmHandler for SrvConn {
                 // Drop our `CmId` here, inside its own handler.
                 let mine = {
                     let mut conns = self.ctx.conns.lock();
-                    conns.iter().position(|c| c.same(id)).and_then(|i| conns.swap_remove(i))
+                    conns
+                        .iter()
+                        .position(|c| c.same(id))
+                        .and_then(|i| conns.swap_remove(i))
                 };
                 if mine.is_some() {
                     pr_info!("closing connection ({})\n", event.name());
@@ -332,7 +370,14 @@ impl Ctx {
         let mut recv = KVec::with_capacity(NRECV, GFP_KERNEL)?;
         for idx in 0..NRECV {
             let buf = DmaBuf::new(dev, MSG, DmaDirection::FromDevice)?;
-            recv.push(RecvIu { cqe: Cqe::new(), idx, buf }, GFP_KERNEL)?;
+            recv.push(
+                RecvIu {
+                    cqe: Cqe::new(),
+                    idx,
+                    buf,
+                },
+                GFP_KERNEL,
+            )?;
         }
         let send = DmaBuf::new(dev, MSG, DmaDirection::ToDevice)?;
         let conn = Arc::pin_init(
@@ -388,11 +433,17 @@ impl Ctx {
 
 impl kernel::Module for SrvModule {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        let ctx = Arc::pin_init(pin_init!(Ctx { conns <- new_mutex!(KVec::new()) }), GFP_KERNEL)?;
+        let ctx = Arc::pin_init(
+            pin_init!(Ctx { conns <- new_mutex!(KVec::new()) }),
+            GFP_KERNEL,
+        )?;
         let addr = SockAddr::ipv4([0, 0, 0, 0], common::PORT);
         let listener = Listener::new(ctx.clone(), &addr, 64, None)?;
         pr_info!("listening on port {}\n", common::PORT);
-        Ok(Self { listener: Some(listener), ctx })
+        Ok(Self {
+            listener: Some(listener),
+            ctx,
+        })
     }
 }
 

@@ -73,7 +73,16 @@ impl kernel::Module for Test {
                 Ok((src, dst)) => {
                     let (d, dn) = show(&dst);
                     let (s, sn) = src.as_ref().map(show).unwrap_or(([0; 80], -1));
-                    pr_info!("case {} {:?}: src {:?} ({}) dst {:?} ({}) {:?}\n", i, c, text(&s), sn, text(&d), dn, dst.kind());
+                    pr_info!(
+                        "case {} {:?}: src {:?} ({}) dst {:?} ({}) {:?}\n",
+                        i,
+                        c,
+                        text(&s),
+                        sn,
+                        text(&d),
+                        dn,
+                        dst.kind()
+                    );
                     if let Some(src) = src {
                         let mut p = [0u8; 160];
                         let n = import::addr_to_str(&src, &dst, &mut p);
