@@ -13,7 +13,10 @@ check "server: rxe0 and rxe1 ACTIVE" on_server 'rxe_port_active rxe0 && rxe_port
 on_server 'killall ib_write_bw 2>/dev/null
 	ib_write_bw -d rxe0 -R -s 65536 -n 2000 >/tmp/ib_write_bw.srv 2>&1 &' ||
 	bail "cannot start the ib_write_bw server"
-sleep 1
+# Its CM id listens once it has opened the device: wait for that, not a
+# fixed time (a loaded host starts it late and the connect is rejected).
+wait_for 60 on_server 'rdma resource show cm_id | grep -q LISTEN' ||
+	bail "the ib_write_bw server does not listen"
 out=$(timeout 120 ib_write_bw -d rxe0 -R -s 65536 -n 2000 "$SERVER_IP0" 2>&1)
 rc=$?
 echo "$out" | sed 's/^/# /'
