@@ -13,7 +13,7 @@ use core::ptr::NonNull;
 use core::sync::atomic::{AtomicI32, Ordering};
 use kernel::error::from_err_ptr;
 use kernel::prelude::*;
-use kernel::sync::Arc;
+use kernel::sync::{Arc, ArcBorrow};
 use kernel::types::Opaque;
 
 /// A link event of a session (`enum rtrs_clt_link_ev`).
@@ -28,7 +28,7 @@ pub enum LinkEv {
 /// Receives the link events of a session (`rtrs_clt_ops.link_ev`).
 pub trait LinkHandler: Send + Sync + 'static {
     /// Called from RTRS work context.
-    fn link_ev(&self, ev: LinkEv);
+    fn link_ev(this: ArcBorrow<'_, Self>, ev: LinkEv);
 }
 
 /// One path's addresses, parsed by `rtrs_addr_to_sockaddr` (of the loaded
@@ -113,8 +113,8 @@ unsafe impl Sync for Clt {}
 unsafe extern "C" fn link_ev<H: LinkHandler>(p: *mut kernel::ffi::c_void, ev: ffi::rtrs_clt_link_ev) {
     // SAFETY: `p` is the handler leaked in `Clt::open`, released only after
     // `rtrs_clt_close`, after which no event comes.
-    let h = unsafe { &*p.cast::<H>() };
-    h.link_ev(if ev == ffi::rtrs_clt_link_ev_RTRS_CLT_LINK_EV_RECONNECTED {
+    let h = unsafe { ArcBorrow::from_raw(p.cast::<H>()) };
+    H::link_ev(h, if ev == ffi::rtrs_clt_link_ev_RTRS_CLT_LINK_EV_RECONNECTED {
         LinkEv::Reconnected
     } else {
         LinkEv::Disconnected
