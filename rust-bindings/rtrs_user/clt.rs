@@ -349,6 +349,9 @@ impl Clt {
 }
 
 impl Drop for Clt {
+    // Inline: only a module that uses a `Clt` instantiates it, so the other
+    // modules sharing rust-bindings do not reference `rtrs_clt_close`.
+    #[inline]
     fn drop(&mut self) {
         // SAFETY: open session (invariant); after the close no link event
         // comes, so the handler can go.
@@ -397,6 +400,8 @@ unsafe impl Send for Permit {}
 unsafe impl Sync for Permit {}
 
 impl Drop for Permit {
+    // Inline: as `Clt::drop`.
+    #[inline]
     fn drop(&mut self) {
         // SAFETY: ours (invariant); the session is open while we hold it.
         unsafe { ffi::rtrs_clt_put_permit(self.clt.raw(), self.permit.as_ptr()) };

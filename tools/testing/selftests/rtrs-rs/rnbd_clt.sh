@@ -61,6 +61,8 @@ ref=$(mktemp -d)
 clt_stack_load c || bail "cannot load the C rnbd-client"
 map "$map2" && wait_for 60 test -b /dev/rnbd0 || bail "C client: map failed"
 record "$ref"
+fio_verify /dev/rnbd0 --rw=randrw --bsrange=512-124k --blockalign=512 --iodepth=32 --size=16M
+diag "C client randrw: $?"
 unmap || bail "C client: unmap failed"
 bad_maps >"$ref/bad_maps"
 unload_rnbd_rtrs
