@@ -70,7 +70,15 @@ impl SessEvents {
             pr_err!("send_msg_sess_info(\"{}\"): {}\n", self.name(), e.to_errno());
             return;
         }
-        let devs = self.devs.lock();
+        // Send without the list locked: a link event that comes meanwhile
+        // takes it, and RTRS fails our request only after that event.
+        let mut devs = KVec::new();
+        for d in self.devs.lock().iter() {
+            if devs.push(d.clone(), GFP_KERNEL).is_err() {
+                pr_err!("remap of session {}: out of memory\n", self.name());
+                return;
+            }
+        }
         for dev in devs.iter() {
             if dev.io.state() == DevState::Init || dev.io.state() == DevState::Unmapped {
                 continue;

@@ -12,7 +12,7 @@ sess=rs-clt
 ctl=/sys/class/rnbd-client/ctl
 dev=/sys/block/rnbd0/rnbd
 map2="sessname=$sess path=ip:$SERVER_IP0 path=ip:$SERVER_IP1 device_path=/dev/nullb0"
-ktap_plan 46
+ktap_plan 64
 
 cleanup() {
 	exec 3<&- 2>/dev/null
@@ -110,6 +110,28 @@ for stack in rnbd rnbd-c; do
 	check "$stack: read-only: reads work" \
 		eval 'dd if=/dev/rnbd0 of=/dev/null bs=64k count=64 iflag=direct 2>/dev/null'
 	check "$stack: unmap force" unmap force
+
+	# One path: reconnecting it takes the session down (link event
+	# DISCONNECTED: state closed) and up again (RECONNECTED: remapped).
+	check "$stack: map on one path" \
+		eval 'map "sessname=$sess path=ip:$SERVER_IP0 device_path=/dev/nullb0" && wait_for 60 test -b /dev/rnbd0'
+	kmsg_mark "$stack-re"
+	check "$stack: the path reconnects" \
+		eval 'echo 1 >/sys/class/rtrs-client/$sess/paths/*/reconnect'
+	check "$stack: the device was disconnected and remapped, state open" \
+		wait_for 60 eval 'kmsg_since "$stack-re" | grep -q "remapped successfully" && [ "$(cat $dev/state)" = open ]'
+	check "$stack: IO after the remap, verified" \
+		fio_verify /dev/rnbd0 --rw=randwrite --bs=16k --iodepth=16 --size=8M
+	check "$stack: unmap" unmap
+
+	# Poll queues need a session of their own.
+	check "$stack: map with nr_poll_queues=1" \
+		eval 'map "$map2 nr_poll_queues=1" && wait_for 60 test -b /dev/rnbd0'
+	check "$stack: nr_poll_queues reads 1, io_poll is on" \
+		eval '[ "$(cat $dev/nr_poll_queues) $(cat /sys/block/rnbd0/queue/io_poll)" = "1 1" ]'
+	check "$stack: polled IO (io_uring, hipri), verified" \
+		fio_verify /dev/rnbd0 --ioengine=io_uring --hipri=1 --rw=randrw --bsrange=4k-64k --iodepth=16 --size=8M
+	check "$stack: unmap" unmap
 
 	kmsg_mark "$stack-bad"
 	bad_maps >"$ours/bad_maps"
