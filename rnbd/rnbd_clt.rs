@@ -31,10 +31,15 @@ struct RnbdClient {
 
 impl kernel::Module for RnbdClient {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        pr_info!("Loading module rnbd_client, proto {}.{}\n",
-            proto::msg::PROTO_VER_MAJOR, proto::msg::PROTO_VER_MINOR);
+        pr_info!(
+            "Loading module rnbd_client, proto {}.{}\n",
+            proto::msg::PROTO_VER_MAJOR,
+            proto::msg::PROTO_VER_MINOR
+        );
         let client = client::Module::new()?;
-        Ok(Self { client: Some(client) })
+        Ok(Self {
+            client: Some(client),
+        })
     }
 }
 

@@ -13,12 +13,12 @@ use crate::proto::options::{MapOptions, MAX_PATHS};
 use crate::proto::sysfs::DevState;
 use crate::rb::block::gendisk::{DiskParams, GenDisk, Major};
 use crate::rb::block::mq::Operations;
+use crate::rb::errno::EALREADY;
+use crate::rb::kvec::VecExt;
 use crate::rb::rtrs_user::clt::PathAddr;
 use crate::rb::sysfs::{AsKobject, Class, Device as SysDevice, Kobject, Link, Store, Uevent};
 use device::{DevIo, DevSysfs, Device};
 use io::RnbdMq;
-use crate::rb::errno::EALREADY;
-use crate::rb::kvec::VecExt;
 use kernel::prelude::*;
 use kernel::str::BStr;
 use kernel::sync::{Arc, Mutex};
@@ -113,7 +113,11 @@ impl Client {
         let mut paths = KVec::with_capacity(MAX_PATHS, GFP_KERNEL)?;
         for p in opts.paths() {
             let a = PathAddr::parse(p.addr, p.port).inspect_err(|e| {
-                pr_err!("map_device: invalid path '{}', err: {}\n", p.addr, e.to_errno());
+                pr_err!(
+                    "map_device: invalid path '{}', err: {}\n",
+                    p.addr,
+                    e.to_errno()
+                );
             })?;
             paths.push(a, GFP_KERNEL)?;
         }
@@ -149,18 +153,23 @@ impl Client {
             }
             None => {
                 if paths.is_empty() {
-                    pr_err!("Session {} not found, and path parameter not given\n", sessname);
+                    pr_err!(
+                        "Session {} not found, and path parameter not given\n",
+                        sessname
+                    );
                     return Err(ENXIO);
                 }
-                let s = Session::open(opts.sessname, &paths, opts.nr_poll_queues)
-                    .inspect_err(|e| {
+                let s =
+                    Session::open(opts.sessname, &paths, opts.nr_poll_queues).inspect_err(|e| {
                         pr_err!(
                             "map_device: failed to open session {}, err: {}\n",
                             sessname,
                             e.to_errno()
                         )
                     })?;
-                st.sessions.push(s.clone(), GFP_KERNEL).inspect_err(|_| s.close())?;
+                st.sessions
+                    .push(s.clone(), GFP_KERNEL)
+                    .inspect_err(|_| s.close())?;
                 s
             }
         };
@@ -178,7 +187,12 @@ impl Client {
             .ok_or(ENOSPC)
     }
 
-    fn map_on(self: &Arc<Self>, st: &mut State, sess: &Arc<Session>, opts: &MapOptions<'_>) -> Result {
+    fn map_on(
+        self: &Arc<Self>,
+        st: &mut State,
+        sess: &Arc<Session>,
+        opts: &MapOptions<'_>,
+    ) -> Result {
         let idx = Self::free_index(st)?;
         let read_only = opts.access_mode == AccessMode::Ro;
         let io = Arc::new(DevIo::new(sess.clt.clone(), read_only, idx), GFP_KERNEL)?;
@@ -201,14 +215,16 @@ impl Client {
             GFP_KERNEL,
         )?;
         let pathname = BStr::from_bytes(opts.device_path);
-        let rsp = io.open_remote(opts.device_path, opts.access_mode).inspect_err(|e| {
-            pr_err!(
-                "{}: map_device: failed, can't open remote device {}, err: {}\n",
-                io.name(),
-                pathname,
-                e.to_errno()
-            );
-        })?;
+        let rsp = io
+            .open_remote(opts.device_path, opts.access_mode)
+            .inspect_err(|e| {
+                pr_err!(
+                    "{}: map_device: failed, can't open remote device {}, err: {}\n",
+                    io.name(),
+                    pathname,
+                    e.to_errno()
+                );
+            })?;
         let close_on_err = |e: Error| {
             let _ = io.close_remote();
             e
@@ -238,7 +254,9 @@ impl Client {
             return Err(e);
         }
         // The device is visible: add it to the lists.
-        st.devices.push(dev.clone(), GFP_KERNEL).inspect_err(|_| self.teardown(&dev, true))?;
+        st.devices
+            .push(dev.clone(), GFP_KERNEL)
+            .inspect_err(|_| self.teardown(&dev, true))?;
         if let Err(e) = sess.events.devs.lock().push(dev.clone(), GFP_KERNEL) {
             st.devices.retain(|d| !Arc::ptr_eq(d, &dev));
             self.teardown(&dev, true);
@@ -285,10 +303,18 @@ impl Client {
         let len = symlink_name(&dev.pathname, &dev.sess.name, &mut name)
             .map_err(|e| Error::from_errno(e.to_errno()))?;
         let dir = st.devices_dir.as_ref().ok_or(ENODEV)?;
-        let link = Link::new(dir, disk, format_args!("{}", BStr::from_bytes(&name[..len])))
-            .inspect_err(|e| {
-                pr_err!("{}: Creating symlink failed, err: {}\n", dev.io.name(), e.to_errno())
-            });
+        let link = Link::new(
+            dir,
+            disk,
+            format_args!("{}", BStr::from_bytes(&name[..len])),
+        )
+        .inspect_err(|e| {
+            pr_err!(
+                "{}: Creating symlink failed, err: {}\n",
+                dev.io.name(),
+                e.to_errno()
+            )
+        });
         let mut s = dev.sysfs.lock();
         s.kobj = Some(kobj);
         s.link = Some(link?);
@@ -308,7 +334,11 @@ impl Client {
         drop(disk);
         if was_mapped {
             if let Err(e) = dev.io.close_remote() {
-                pr_err!("{}: sending CLOSE failed: {}\n", dev.io.name(), e.to_errno());
+                pr_err!(
+                    "{}: sending CLOSE failed: {}\n",
+                    dev.io.name(),
+                    e.to_errno()
+                );
             }
         }
     }
@@ -316,7 +346,12 @@ impl Client {
     /// Unmaps `dev` (`rnbd_clt_unmap_device`): `EBUSY` if it is open and
     /// not `force`. `store` is the `unmap_device` write that asks for it,
     /// which removes its own file.
-    pub(crate) fn unmap(&self, dev: &Arc<Device>, force: bool, store: Option<&mut Store<'_>>) -> Result {
+    pub(crate) fn unmap(
+        &self,
+        dev: &Arc<Device>,
+        force: bool,
+        store: Option<&mut Store<'_>>,
+    ) -> Result {
         let was_mapped = {
             let _guard = dev.lock.lock();
             let state = dev.io.state();
@@ -349,10 +384,7 @@ impl Client {
             }
             last
         };
-        sess.events
-            .devs
-            .lock()
-            .retain(|d| !Arc::ptr_eq(d, dev));
+        sess.events.devs.lock().retain(|d| !Arc::ptr_eq(d, dev));
         self.teardown(dev, was_mapped);
         pr_info!("{}: Device is unmapped\n", dev.io.name());
         if last {

@@ -52,7 +52,10 @@ impl SessEvents {
         for dev in devs.iter() {
             pr_err!("{}: Device disconnected.\n", dev.io.name());
             let _guard = dev.lock.lock();
-            if dev.io.change_state(DevState::Mapped, DevState::MappedDisconnected) {
+            if dev
+                .io
+                .change_state(DevState::Mapped, DevState::MappedDisconnected)
+            {
                 if let Some(d) = dev.disk.lock().as_ref() {
                     let _ = d.uevent(Uevent::Offline);
                 }
@@ -67,7 +70,11 @@ impl SessEvents {
             return;
         };
         if let Err(e) = send_sess_info(&clt) {
-            pr_err!("send_msg_sess_info(\"{}\"): {}\n", self.name(), e.to_errno());
+            pr_err!(
+                "send_msg_sess_info(\"{}\"): {}\n",
+                self.name(),
+                e.to_errno()
+            );
             return;
         }
         // Send without the list locked: a link event that comes meanwhile
@@ -109,7 +116,10 @@ pub(crate) fn remap_device(dev: &Device) -> Result {
             if let Some(d) = dev.disk.lock().as_ref() {
                 let _ = d.uevent(Uevent::Online);
             }
-            pr_info!("{}: Device online, device remapped successfully\n", dev.io.name());
+            pr_info!(
+                "{}: Device online, device remapped successfully\n",
+                dev.io.name()
+            );
         }
         _ => {}
     }
@@ -209,7 +219,11 @@ impl Session {
         )
         .map_err(|e| close(e.into()))?;
         let ver = send_sess_info(&clt).map_err(close)?;
-        pr_debug!("session {}: protocol version {}\n", BStr::from_bytes(name), ver);
+        pr_debug!(
+            "session {}: protocol version {}\n",
+            BStr::from_bytes(name),
+            ver
+        );
         Ok(Arc::new(
             Session {
                 name: n,

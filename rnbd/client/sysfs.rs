@@ -6,13 +6,11 @@
 use super::device::Device;
 use super::Client;
 use crate::proto::options::{parse_remap, parse_resize, UnmapMode};
-use crate::proto::sysfs::{
-    MAP_DEVICE_USAGE, REMAP_DEVICE_USAGE, RESIZE_USAGE, UNMAP_DEVICE_USAGE,
-};
+use crate::proto::sysfs::{MAP_DEVICE_USAGE, REMAP_DEVICE_USAGE, RESIZE_USAGE, UNMAP_DEVICE_USAGE};
+use crate::rb::errno::EALREADY;
 use crate::rb::sysfs::{attributes, Attribute, Attributes, Page, Store};
 use core::fmt::Write;
 use kernel::c_str;
-use crate::rb::errno::EALREADY;
 use kernel::prelude::*;
 use kernel::str::{BStr, CStr};
 use kernel::sync::Arc;
@@ -122,7 +120,10 @@ fn shown(input: &[u8]) -> &BStr {
         .iter()
         .position(|b| !b.is_ascii_whitespace())
         .map_or(&input[input.len()..], |i| &input[i..]);
-    let e = s.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(0, |i| i + 1);
+    let e = s
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(0, |i| i + 1);
     BStr::from_bytes(&s[..e])
 }
 

@@ -82,7 +82,11 @@ impl Major {
         // SAFETY: `name` is a static NUL-terminated string.
         let ret = unsafe { ffi::register_blkdev(0, name.as_char_ptr()) };
         if ret <= 0 {
-            return Err(if ret < 0 { Error::from_errno(ret) } else { EBUSY });
+            return Err(if ret < 0 {
+                Error::from_errno(ret)
+            } else {
+                EBUSY
+            });
         }
         Ok(Self {
             major: ret as u32,

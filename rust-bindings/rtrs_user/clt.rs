@@ -50,9 +50,8 @@ impl PathAddr {
         };
         // SAFETY: `addr` is `len` readable bytes; `a` points to two
         // writable storages.
-        let ret = unsafe {
-            ffi::rtrs_addr_to_sockaddr(addr.as_ptr().cast(), addr.len(), port, &mut a)
-        };
+        let ret =
+            unsafe { ffi::rtrs_addr_to_sockaddr(addr.as_ptr().cast(), addr.len(), port, &mut a) };
         kernel::error::to_result(ret)?;
         p.has_src = !a.src.is_null();
         Ok(p)
@@ -110,15 +109,21 @@ unsafe impl Send for Clt {}
 // SAFETY: as above.
 unsafe impl Sync for Clt {}
 
-unsafe extern "C" fn link_ev<H: LinkHandler>(p: *mut kernel::ffi::c_void, ev: ffi::rtrs_clt_link_ev) {
+unsafe extern "C" fn link_ev<H: LinkHandler>(
+    p: *mut kernel::ffi::c_void,
+    ev: ffi::rtrs_clt_link_ev,
+) {
     // SAFETY: `p` is the handler leaked in `Clt::open`, released only after
     // `rtrs_clt_close`, after which no event comes.
     let h = unsafe { ArcBorrow::from_raw(p.cast::<H>()) };
-    H::link_ev(h, if ev == ffi::rtrs_clt_link_ev_RTRS_CLT_LINK_EV_RECONNECTED {
-        LinkEv::Reconnected
-    } else {
-        LinkEv::Disconnected
-    });
+    H::link_ev(
+        h,
+        if ev == ffi::rtrs_clt_link_ev_RTRS_CLT_LINK_EV_RECONNECTED {
+            LinkEv::Reconnected
+        } else {
+            LinkEv::Disconnected
+        },
+    );
 }
 
 /// # Safety
@@ -325,7 +330,11 @@ impl Clt {
                 &vec,
                 1,
                 rsp_len,
-                if sg_cnt == 1 { iu.sg.get() } else { core::ptr::null_mut() },
+                if sg_cnt == 1 {
+                    iu.sg.get()
+                } else {
+                    core::ptr::null_mut()
+                },
                 sg_cnt,
             )
         };

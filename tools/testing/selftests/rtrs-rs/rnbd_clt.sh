@@ -12,7 +12,7 @@ sess=rs-clt
 ctl=/sys/class/rnbd-client/ctl
 dev=/sys/block/rnbd0/rnbd
 map2="sessname=$sess path=ip:$SERVER_IP0 path=ip:$SERVER_IP1 device_path=/dev/nullb0"
-ktap_plan 64
+ktap_plan 66
 
 cleanup() {
 	exec 3<&- 2>/dev/null
@@ -110,6 +110,8 @@ for stack in rnbd rnbd-c; do
 	check "$stack: read-only: reads work" \
 		eval 'dd if=/dev/rnbd0 of=/dev/null bs=64k count=64 iflag=direct 2>/dev/null'
 	check "$stack: unmap force" unmap force
+	check "$stack: the last unmap closed the RTRS session" \
+		wait_for 30 eval '! test -e /sys/class/rtrs-client/$sess'
 
 	# One path: reconnecting it takes the session down (link event
 	# DISCONNECTED: state closed) and up again (RECONNECTED: remapped).
@@ -140,7 +142,7 @@ for stack in rnbd rnbd-c; do
 	check "$stack: each bad map_device string left a dmesg line" \
 		eval '[ "$(kmsg_since "$stack-bad" | grep -c "map_device: invalid")" -ge 4 ]'
 	check "$stack: no rnbd device left behind" eval '! ls /dev/rnbd* 2>/dev/null'
-	check "$stack: rmmod rnbd_client" rmmod rnbd_client
+	check "$stack: rmmod rnbd_client, then rtrs_client" eval 'rmmod rnbd_client && rmmod rtrs_client'
 	check "$stack: dmesg is clean" eval '! dmesg_bad'
 	unload_rnbd_rtrs
 done
