@@ -29,6 +29,8 @@ use session::Session;
 struct State {
     sessions: KVec<Arc<Session>>,
     devices: KVec<Arc<Device>>,
+    /// Indices of devices being unmapped: their disks still exist.
+    unmapping: KVec<u32>,
     /// `/sys/class/rnbd-client/ctl/devices/`.
     devices_dir: Option<Kobject<()>>,
 }
@@ -61,6 +63,7 @@ impl Module {
                 state <- new_mutex!(State {
                     sessions: KVec::new(),
                     devices: KVec::new(),
+                    unmapping: KVec::new(),
                     devices_dir: None,
                 }),
             }),
@@ -86,7 +89,8 @@ impl Module {
 
     /// Unmaps every device and closes the sessions (`rnbd_destroy_sessions`).
     pub(crate) fn destroy(mut self) {
-        let ctl = self.ctl.take();
+        // First `ctl`: deleting it waits for `map_device` writes under way.
+        drop(self.ctl.take());
         loop {
             let dev = self.client.state.lock().devices.first().cloned();
             let Some(dev) = dev else { break };
@@ -99,7 +103,6 @@ impl Module {
         }
         let dir = self.client.state.lock().devices_dir.take();
         drop(dir);
-        drop(ctl);
     }
 }
 
@@ -183,7 +186,7 @@ impl Client {
 
     fn free_index(st: &State) -> Result<u32> {
         (0..=MAX_DISK_INDEX)
-            .find(|i| !st.devices.iter().any(|d| d.idx == *i))
+            .find(|i| !st.devices.iter().any(|d| d.idx == *i) && !st.unmapping.contains(i))
             .ok_or(ENOSPC)
     }
 
@@ -375,18 +378,28 @@ impl Client {
             s.remove_self()?;
         }
         let sess = dev.sess.clone();
-        let last = {
+        {
+            // The index stays taken until the disk is gone.
             let mut st = self.state.lock();
             st.devices.retain(|d| !Arc::ptr_eq(d, dev));
+            // Out of memory only narrows a window in which a new map could
+            // pick the index of the disk still being deleted.
+            let _ = st.unmapping.push(dev.idx, GFP_KERNEL);
+        }
+        sess.events.devs.lock().retain(|d| !Arc::ptr_eq(d, dev));
+        self.teardown(dev, was_mapped);
+        pr_info!("{}: Device is unmapped\n", dev.io.name());
+        // The session goes with its last device; a map that came meanwhile
+        // found it in the list and keeps it.
+        let last = {
+            let mut st = self.state.lock();
+            st.unmapping.retain(|i| *i != dev.idx);
             let last = !st.devices.iter().any(|d| Arc::ptr_eq(&d.sess, &sess));
             if last {
                 st.sessions.retain(|s| !Arc::ptr_eq(s, &sess));
             }
             last
         };
-        sess.events.devs.lock().retain(|d| !Arc::ptr_eq(d, dev));
-        self.teardown(dev, was_mapped);
-        pr_info!("{}: Device is unmapped\n", dev.io.name());
         if last {
             sess.close();
         }
