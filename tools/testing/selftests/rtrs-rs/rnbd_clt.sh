@@ -61,7 +61,7 @@ ref=$(mktemp -d)
 clt_stack_load c || bail "cannot load the C rnbd-client"
 map "$map2" && wait_for 60 test -b /dev/rnbd0 || bail "C client: map failed"
 record "$ref"
-fio_verify /dev/rnbd0 --rw=randrw --bsrange=512-124k --blockalign=512 --iodepth=32 --size=16M
+fio_verify /dev/rnbd0 --rw=randrw --bsrange=512-124k --blockalign=512 --iodepth=32 --size=8M
 diag "C client randrw: $?"
 unmap || bail "C client: unmap failed"
 bad_maps >"$ref/bad_maps"
@@ -82,10 +82,10 @@ for stack in rnbd rnbd-c; do
 		wait_for 30 eval '[ "$(cat /sys/class/rtrs-client/$sess/paths/*/state | grep -c connected)" = 2 ]'
 	check "$stack: size of rnbd0 equals nullb0" \
 		eval '[ "$(cat /sys/block/rnbd0/size)" = "$(on_server cat /sys/block/nullb0/size)" ]'
-	check "$stack: fio writes 32 MiB and reads it back verified" \
-		fio_verify /dev/rnbd0 --rw=randwrite --bs=64k --iodepth=16 --size=32M
+	check "$stack: fio writes 16 MiB and reads it back verified" \
+		fio_verify /dev/rnbd0 --rw=randwrite --bs=64k --iodepth=16 --size=16M
 	check "$stack: 512 B to 124 KiB, read and write mixed, verified" \
-		fio_verify /dev/rnbd0 --rw=randrw --bsrange=512-124k --blockalign=512 --iodepth=32 --size=16M
+		fio_verify /dev/rnbd0 --rw=randrw --bsrange=512-124k --blockalign=512 --iodepth=32 --size=8M
 	record "$ours"
 	check "$stack: sysfs of the device (names, modes) is the C one" diff -u "$ref/tree" "$ours/tree"
 	check "$stack: ctl's sysfs (names, modes, devices link) is the C one" \
@@ -123,7 +123,7 @@ for stack in rnbd rnbd-c; do
 	check "$stack: the device was disconnected and remapped, state open" \
 		wait_for 60 eval 'kmsg_since "$stack-re" | grep -q "remapped successfully" && [ "$(cat $dev/state)" = open ]'
 	check "$stack: IO after the remap, verified" \
-		fio_verify /dev/rnbd0 --rw=randwrite --bs=16k --iodepth=16 --size=8M
+		fio_verify /dev/rnbd0 --rw=randwrite --bs=16k --iodepth=16 --size=4M
 	check "$stack: unmap" unmap
 
 	# Poll queues need a session of their own.
@@ -132,7 +132,7 @@ for stack in rnbd rnbd-c; do
 	check "$stack: nr_poll_queues reads 1, io_poll is on" \
 		eval '[ "$(cat $dev/nr_poll_queues) $(cat /sys/block/rnbd0/queue/io_poll)" = "1 1" ]'
 	check "$stack: polled IO (io_uring, hipri), verified" \
-		fio_verify /dev/rnbd0 --ioengine=io_uring --hipri=1 --rw=randrw --bsrange=4k-64k --iodepth=16 --size=8M
+		fio_verify /dev/rnbd0 --ioengine=io_uring --hipri=1 --rw=randrw --bsrange=4k-64k --iodepth=16 --size=4M
 	check "$stack: unmap" unmap
 
 	kmsg_mark "$stack-bad"
