@@ -5,6 +5,11 @@
 //! [`LinkHandler`], query it, take [`Permit`]s, send block requests with a
 //! typed confirmation ([`IoConfirm`]) or user messages and wait for their
 //! answer, poll a completion queue, close the session in `Drop`.
+//!
+//! Everything that calls the RTRS client or `rtrs_addr_to_sockaddr` is
+//! generic or `#[inline]`: each module includes rust-bindings, and one that
+//! does not use this file (rtrs-core, the test modules, which make it
+//! public) must not reference those symbols.
 
 use crate::rb::block::mq::Operations;
 use crate::rb::block::request::Request;
@@ -41,6 +46,7 @@ pub struct PathAddr {
 
 impl PathAddr {
     /// Parses `[src@|src,]dst` with destination port `port`.
+    #[inline]
     pub fn parse(addr: &str, port: u16) -> Result<Self> {
         // SAFETY: all-zero is a valid (empty) storage.
         let mut p: Self = unsafe { core::mem::zeroed() };
@@ -204,6 +210,7 @@ impl Clt {
 
     /// The session's limits (`rtrs_clt_query`); `ECOMM` if it is not
     /// connected.
+    #[inline]
     pub fn query(&self) -> Result<Attrs> {
         let mut a = ffi::rtrs_attrs::default();
         // SAFETY: open session; `a` writable.
@@ -217,6 +224,7 @@ impl Clt {
 
     /// Takes a permit (`rtrs_clt_get_permit`); with `wait` sleeps for one,
     /// else `None` when all are taken.
+    #[inline]
     pub fn get_permit(self: &Arc<Self>, con: ConType, wait: bool) -> Option<Permit> {
         let ct = match con {
             ConType::Admin => ffi::rtrs_clt_con_type_RTRS_ADMIN_CON,
@@ -238,6 +246,7 @@ impl Clt {
 
     /// Polls the completion queue of connection `index`
     /// (`rtrs_clt_rdma_cq_direct`); returns the completions.
+    #[inline]
     pub fn cq_direct(&self, index: u32) -> i32 {
         // SAFETY: open session; RTRS checks the index.
         unsafe { ffi::rtrs_clt_rdma_cq_direct(self.raw(), index) }
@@ -289,6 +298,7 @@ impl Clt {
     /// the server writes its answer there (an RTRS READ), else nothing comes
     /// back (a WRITE). Sleeps for an admin permit. Returns the errno of the
     /// confirmation.
+    #[inline]
     pub fn send_usr_msg(self: &Arc<Self>, msg: &[u8], rsp: Option<&mut [u8]>) -> Result {
         let rsp_len = rsp.as_ref().map_or(0, |r| r.len());
         let buf = KVec::from_elem(0u8, rsp_len.max(1), GFP_KERNEL)?;
