@@ -22,3 +22,5 @@
 #include "rtrs.h"
 #include "rtrs-pri.h"
 #include "rnbd-proto.h"
+#include <linux/completion.h>
+#include <linux/hdreg.h>

@@ -28,3 +28,5 @@ errnos!(
     ETIMEDOUT,
     EMSGSIZE,
 );
+
+errnos!(EALREADY);

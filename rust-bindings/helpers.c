@@ -146,3 +146,33 @@ unsigned int rb_helper_raw_smp_processor_id(void) { return raw_smp_processor_id(
 
 void rb_helper_dev_set_uevent_suppress(struct device *dev, int val)
 { dev_set_uevent_suppress(dev, val); }
+
+/* linux/blk-mq.h, linux/blkdev.h: rust-bindings/block/ (client side) */
+
+#include <linux/blk-mq.h>
+#include <linux/blkdev.h>
+#include <linux/completion.h>
+
+unsigned int rb_helper_num_online_cpus(void) { return num_online_cpus(); }
+
+int rb_helper_blk_rq_map_sg(struct request_queue *q, struct request *rq, struct scatterlist *sgl)
+{ return blk_rq_map_sg(q, rq, sgl); }
+
+void rb_helper_sg_mark_end(struct scatterlist *sg) { sg_mark_end(sg); }
+
+struct gendisk *rb_helper_blk_mq_alloc_disk(struct blk_mq_tag_set *set, struct queue_limits *lim,
+					    void *queuedata)
+{ return blk_mq_alloc_disk(set, lim, queuedata); }
+
+struct kobject *rb_helper_disk_kobj(struct gendisk *disk) { return &disk_to_dev(disk)->kobj; }
+
+bool rb_helper_get_disk_ro(struct gendisk *disk) { return get_disk_ro(disk); }
+
+sector_t rb_helper_get_capacity(struct gendisk *disk) { return get_capacity(disk); }
+
+int rb_helper_register_blkdev(unsigned int major, const char *name)
+{ return register_blkdev(major, name); }
+
+void rb_helper_init_completion(struct completion *c) { init_completion(c); }
+
+unsigned short rb_helper_req_get_ioprio(struct request *rq) { return req_get_ioprio(rq); }

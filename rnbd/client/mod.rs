@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+
+//! rnbd-client: the sessions and devices of the module, map and unmap.
+
+pub(crate) mod device;
+pub(crate) mod io;
+pub(crate) mod session;
+pub(crate) mod sysfs;
+
+use crate::proto::devname::{first_minor, symlink_name, MAX_DISK_INDEX, MINORS};
+use crate::proto::msg::{AccessMode, NAME_MAX};
+use crate::proto::options::{MapOptions, MAX_PATHS};
+use crate::proto::sysfs::DevState;
+use crate::rb::block::gendisk::{DiskParams, GenDisk, Major};
+use crate::rb::block::mq::Operations;
+use crate::rb::errno::EALREADY;
+use crate::rb::kvec::VecExt;
+use crate::rb::rtrs_user::clt::PathAddr;
+use crate::rb::sysfs::{AsKobject, Class, Device as SysDevice, Kobject, Link, Store, Uevent};
+use device::{DevIo, DevSysfs, Device};
+use io::RnbdMq;
+use kernel::prelude::*;
+use kernel::str::BStr;
+use kernel::sync::{Arc, Mutex};
+use kernel::{c_str, new_mutex};
+use session::Session;
+
+/// What the client's lock protects (C's `sess_lock` and device list).
+struct State {
+    sessions: KVec<Arc<Session>>,
+    devices: KVec<Arc<Device>>,
+    /// Indices of devices being unmapped: their disks still exist.
+    unmapping: KVec<u32>,
+    /// `/sys/class/rnbd-client/ctl/devices/`.
+    devices_dir: Option<Kobject<()>>,
+}
+
+/// The module's state.
+#[pin_data]
+pub(crate) struct Client {
+    major: Major,
+    #[pin]
+    state: Mutex<State>,
+}
+
+/// The module's objects, torn down in `destroy`.
+pub(crate) struct Module {
+    client: Arc<Client>,
+    ctl: Option<SysDevice<sysfs::Ctl>>,
+    _class: Arc<Class>,
+}
+
+impl Module {
+    /// Registers the major, the class and `ctl` (`rnbd_client_init`).
+    pub(crate) fn new() -> Result<Self> {
+        let major = Major::register(c_str!("rnbd")).inspect_err(|e| {
+            pr_err!("Failed to load module, block device registration failed\n");
+            let _ = e;
+        })?;
+        let client = Arc::pin_init(
+            pin_init!(Client {
+                major,
+                state <- new_mutex!(State {
+                    sessions: KVec::new(),
+                    devices: KVec::new(),
+                    unmapping: KVec::new(),
+                    devices_dir: None,
+                }),
+            }),
+            GFP_KERNEL,
+        )?;
+        let class = Class::new(c_str!("rnbd-client"))?;
+        let ctl = SysDevice::new(
+            &class,
+            format_args!("ctl"),
+            &sysfs::CTL_ATTRS,
+            sysfs::Ctl {
+                client: client.clone(),
+            },
+        )?;
+        let dir = Kobject::dir(&ctl, format_args!("devices"))?;
+        client.state.lock().devices_dir = Some(dir);
+        Ok(Self {
+            client,
+            ctl: Some(ctl),
+            _class: class,
+        })
+    }
+
+    /// Unmaps every device and closes the sessions (`rnbd_destroy_sessions`).
+    pub(crate) fn destroy(mut self) {
+        // First `ctl`: deleting it waits for `map_device` writes under way.
+        drop(self.ctl.take());
+        loop {
+            let dev = self.client.state.lock().devices.first().cloned();
+            let Some(dev) = dev else { break };
+            if let Err(e) = self.client.unmap(&dev, true, None) {
+                pr_err!("{}: unmap at exit: {}\n", dev.io.name(), e.to_errno());
+                // Not in the list any more, or we would loop forever.
+                let mut st = self.client.state.lock();
+                st.devices.retain(|d| !Arc::ptr_eq(d, &dev));
+            }
+        }
+        let dir = self.client.state.lock().devices_dir.take();
+        drop(dir);
+    }
+}
+
+impl Client {
+    /// Maps a device (`rnbd_clt_map_device_store`).
+    pub(crate) fn map(self: &Arc<Self>, input: &[u8]) -> Result {
+        let opts = MapOptions::parse(input, crate::rb::cpu::nr_cpu_ids()).map_err(|e| {
+            pr_err!("map_device: invalid options, err: {}\n", e.to_errno());
+            Error::from_errno(e.to_errno())
+        })?;
+        let mut paths = KVec::with_capacity(MAX_PATHS, GFP_KERNEL)?;
+        for p in opts.paths() {
+            let a = PathAddr::parse(p.addr, p.port).inspect_err(|e| {
+                pr_err!(
+                    "map_device: invalid path '{}', err: {}\n",
+                    p.addr,
+                    e.to_errno()
+                );
+            })?;
+            paths.push(a, GFP_KERNEL)?;
+        }
+        let sessname = BStr::from_bytes(opts.sessname);
+        let pathname = BStr::from_bytes(opts.device_path);
+        pr_info!(
+            "Mapping device {} on session {}, (access_mode: {}, nr_poll_queues: {})\n",
+            pathname,
+            sessname,
+            opts.access_mode.as_str(),
+            opts.nr_poll_queues
+        );
+        let mut st = self.state.lock();
+        if st
+            .devices
+            .iter()
+            .any(|d| &d.pathname[..] == opts.device_path && &d.sess.name[..] == opts.sessname)
+        {
+            pr_err!(
+                "map_device: Device {} on session {} already exists\n",
+                pathname,
+                sessname
+            );
+            return Err(EEXIST);
+        }
+        let sess = match st.sessions.iter().find(|s| &s.name[..] == opts.sessname) {
+            Some(s) => {
+                if (opts.nr_poll_queues != 0) || s.nr_poll_queues != 0 {
+                    // A device that polls needs a session of its own.
+                    return Err(EINVAL);
+                }
+                s.clone()
+            }
+            None => {
+                if paths.is_empty() {
+                    pr_err!(
+                        "Session {} not found, and path parameter not given\n",
+                        sessname
+                    );
+                    return Err(ENXIO);
+                }
+                let s =
+                    Session::open(opts.sessname, &paths, opts.nr_poll_queues).inspect_err(|e| {
+                        pr_err!(
+                            "map_device: failed to open session {}, err: {}\n",
+                            sessname,
+                            e.to_errno()
+                        )
+                    })?;
+                st.sessions
+                    .push(s.clone(), GFP_KERNEL)
+                    .inspect_err(|_| s.close())?;
+                s
+            }
+        };
+        let ret = self.map_on(&mut st, &sess, &opts);
+        if ret.is_err() && !st.devices.iter().any(|d| Arc::ptr_eq(&d.sess, &sess)) {
+            st.sessions.retain(|s| !Arc::ptr_eq(s, &sess));
+            sess.close();
+        }
+        ret
+    }
+
+    fn free_index(st: &State) -> Result<u32> {
+        (0..=MAX_DISK_INDEX)
+            .find(|i| !st.devices.iter().any(|d| d.idx == *i) && !st.unmapping.contains(i))
+            .ok_or(ENOSPC)
+    }
+
+    fn map_on(
+        self: &Arc<Self>,
+        st: &mut State,
+        sess: &Arc<Session>,
+        opts: &MapOptions<'_>,
+    ) -> Result {
+        let idx = Self::free_index(st)?;
+        let read_only = opts.access_mode == AccessMode::Ro;
+        let io = Arc::new(DevIo::new(sess.clt.clone(), read_only, idx), GFP_KERNEL)?;
+        let mut pathname = KVec::new();
+        pathname.extend_from_slice(opts.device_path, GFP_KERNEL)?;
+        let dev_io = io.clone();
+        let dev_sess = sess.clone();
+        let dev = Arc::pin_init(
+            pin_init!(Device {
+                io: dev_io,
+                sess: dev_sess,
+                idx,
+                pathname,
+                access_mode: opts.access_mode,
+                nr_poll_queues: opts.nr_poll_queues,
+                disk <- new_mutex!(None),
+                sysfs <- new_mutex!(DevSysfs { link: None, kobj: None }),
+                lock <- new_mutex!(()),
+            }),
+            GFP_KERNEL,
+        )?;
+        let pathname = BStr::from_bytes(opts.device_path);
+        let rsp = io
+            .open_remote(opts.device_path, opts.access_mode)
+            .inspect_err(|e| {
+                pr_err!(
+                    "{}: map_device: failed, can't open remote device {}, err: {}\n",
+                    io.name(),
+                    pathname,
+                    e.to_errno()
+                );
+            })?;
+        let close_on_err = |e: Error| {
+            let _ = io.close_remote();
+            e
+        };
+        if rsp.logical_block_size == 0 {
+            return Err(close_on_err(EINVAL));
+        }
+        io.set_state(DevState::Mapped);
+        let limits = Device::limits(sess, &rsp);
+        let disk = GenDisk::<RnbdMq>::new(
+            sess.tag_set.clone(),
+            &limits,
+            io.clone(),
+            DiskParams {
+                name: format_args!("rnbd{}", idx),
+                major: self.major.number(),
+                first_minor: first_minor(idx).ok_or(ENOSPC)?,
+                minors: MINORS,
+                capacity: rsp.nsectors,
+                read_only,
+            },
+        )
+        .map_err(close_on_err)?;
+        *dev.disk.lock() = Some(disk);
+        if let Err(e) = self.add_sysfs(st, &dev) {
+            self.teardown(&dev, true);
+            return Err(e);
+        }
+        // The device is visible: add it to the lists.
+        st.devices
+            .push(dev.clone(), GFP_KERNEL)
+            .inspect_err(|_| self.teardown(&dev, true))?;
+        if let Err(e) = sess.events.devs.lock().push(dev.clone(), GFP_KERNEL) {
+            st.devices.retain(|d| !Arc::ptr_eq(d, &dev));
+            self.teardown(&dev, true);
+            return Err(e.into());
+        }
+        pr_info!(
+            "{}: map_device: Device mapped as {} (nsectors: {}, logical_block_size: {}, \
+             physical_block_size: {}, max_write_zeroes_sectors: {}, max_discard_sectors: {}, \
+             discard_granularity: {}, discard_alignment: {}, secure_discard: {}, \
+             max_segments: {}, max_hw_sectors: {}, wc: {}, fua: {})\n",
+            pathname,
+            io.name(),
+            rsp.nsectors,
+            rsp.logical_block_size,
+            rsp.physical_block_size,
+            rsp.max_write_zeroes_sectors,
+            rsp.max_discard_sectors,
+            rsp.discard_granularity,
+            rsp.discard_alignment,
+            rsp.secure_discard,
+            sess.max_segments,
+            sess.max_io_size / 512,
+            u8::from(rsp.cache_policy.writeback),
+            u8::from(rsp.cache_policy.client_fua()),
+        );
+        Ok(())
+    }
+
+    /// `/sys/block/rnbd<N>/rnbd/` and the link in `ctl/devices/`.
+    fn add_sysfs(self: &Arc<Self>, st: &State, dev: &Arc<Device>) -> Result {
+        let disk = dev.disk.lock();
+        let disk = disk.as_ref().ok_or(ENODEV)?;
+        let kobj = Kobject::new(
+            disk,
+            format_args!("rnbd"),
+            &sysfs::DEV_ATTRS,
+            sysfs::DevSys {
+                dev: dev.clone(),
+                client: self.clone(),
+            },
+        )?;
+        let _ = disk.uevent(Uevent::Online);
+        let mut name = [0u8; 2 * NAME_MAX + 2];
+        let len = symlink_name(&dev.pathname, &dev.sess.name, &mut name)
+            .map_err(|e| Error::from_errno(e.to_errno()))?;
+        let dir = st.devices_dir.as_ref().ok_or(ENODEV)?;
+        let link = Link::new(
+            dir,
+            disk,
+            format_args!("{}", BStr::from_bytes(&name[..len])),
+        )
+        .inspect_err(|e| {
+            pr_err!(
+                "{}: Creating symlink failed, err: {}\n",
+                dev.io.name(),
+                e.to_errno()
+            )
+        });
+        let mut s = dev.sysfs.lock();
+        s.kobj = Some(kobj);
+        s.link = Some(link?);
+        Ok(())
+    }
+
+    /// Removes the sysfs objects and the disk of `dev`; sends CLOSE if it
+    /// was mapped. No lock of its sysfs files is held.
+    fn teardown(&self, dev: &Device, was_mapped: bool) {
+        let (link, kobj) = {
+            let mut s = dev.sysfs.lock();
+            (s.link.take(), s.kobj.take())
+        };
+        drop(link);
+        drop(kobj);
+        let disk = dev.disk.lock().take();
+        drop(disk);
+        if was_mapped {
+            if let Err(e) = dev.io.close_remote() {
+                pr_err!(
+                    "{}: sending CLOSE failed: {}\n",
+                    dev.io.name(),
+                    e.to_errno()
+                );
+            }
+        }
+    }
+
+    /// Unmaps `dev` (`rnbd_clt_unmap_device`): `EBUSY` if it is open and
+    /// not `force`. `store` is the `unmap_device` write that asks for it,
+    /// which removes its own file.
+    pub(crate) fn unmap(
+        &self,
+        dev: &Arc<Device>,
+        force: bool,
+        store: Option<&mut Store<'_>>,
+    ) -> Result {
+        let was_mapped = {
+            let _guard = dev.lock.lock();
+            let state = dev.io.state();
+            if state == DevState::Unmapped {
+                pr_info!("{}: Device is already being unmapped\n", dev.io.name());
+                return Err(EALREADY());
+            }
+            let users = dev.io.openers();
+            if !force && users > 0 {
+                pr_err!(
+                    "{}: Closing device failed, device is in use, ({} device users)\n",
+                    dev.io.name(),
+                    users
+                );
+                return Err(EBUSY);
+            }
+            dev.io.set_state(DevState::Unmapped);
+            state == DevState::Mapped
+        };
+        if let Some(s) = store {
+            s.remove_self()?;
+        }
+        let sess = dev.sess.clone();
+        {
+            // The index stays taken until the disk is gone.
+            let mut st = self.state.lock();
+            st.devices.retain(|d| !Arc::ptr_eq(d, dev));
+            // Out of memory only narrows a window in which a new map could
+            // pick the index of the disk still being deleted.
+            let _ = st.unmapping.push(dev.idx, GFP_KERNEL);
+        }
+        sess.events.devs.lock().retain(|d| !Arc::ptr_eq(d, dev));
+        self.teardown(dev, was_mapped);
+        pr_info!("{}: Device is unmapped\n", dev.io.name());
+        // The session goes with its last device; a map that came meanwhile
+        // found it in the list and keeps it.
+        let last = {
+            let mut st = self.state.lock();
+            st.unmapping.retain(|i| *i != dev.idx);
+            let last = !st.devices.iter().any(|d| Arc::ptr_eq(&d.sess, &sess));
+            if last {
+                st.sessions.retain(|s| !Arc::ptr_eq(s, &sess));
+            }
+            last
+        };
+        if last {
+            sess.close();
+        }
+        Ok(())
+    }
+}
+
+// `Operations` is used through `GenDisk<RnbdMq>`.
+const _: fn() = || {
+    fn assert_ops<T: Operations>() {}
+    assert_ops::<RnbdMq>();
+};

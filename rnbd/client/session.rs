@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+
+//! An RNBD session: one RTRS client session to a server, the blk-mq tag
+//! set its devices share, and the link events that mark its devices
+//! disconnected and remap them after a reconnect.
+
+use super::device::Device;
+use super::io::RnbdMq;
+use crate::proto::msg::{negotiate_version, SessInfo, SessInfoRsp, PROTO_VER_MAJOR};
+use crate::proto::sysfs::DevState;
+use crate::rb::block::mq::{TagSet, TagSetParams};
+use crate::rb::rtrs_user::clt::{Clt, LinkEv, LinkHandler, OpenParams, PathAddr};
+use crate::rb::sysfs::{AsKobject, Uevent};
+use kernel::prelude::*;
+use kernel::str::BStr;
+use kernel::sync::{Arc, ArcBorrow, Mutex};
+use kernel::workqueue::{self, impl_has_work, new_work, Work, WorkItem};
+use kernel::{new_mutex, try_pin_init};
+
+/// Seconds between reconnect attempts (C's `RECONNECT_DELAY`).
+const RECONNECT_DELAY: u8 = 30;
+/// Reconnect forever (C's `MAX_RECONNECTS`).
+const MAX_RECONNECTS: i16 = -1;
+
+/// The link event side of a session: its devices and the work that remaps
+/// them. The RTRS session holds it as its handler.
+#[pin_data]
+pub(crate) struct SessEvents {
+    name: KVec<u8>,
+    /// The mapped devices; removed at unmap.
+    #[pin]
+    pub(crate) devs: Mutex<KVec<Arc<Device>>>,
+    /// The session to send with, taken when the session goes.
+    #[pin]
+    clt: Mutex<Option<Arc<Clt>>>,
+    #[pin]
+    work: Work<SessEvents>,
+}
+
+impl_has_work! {
+    impl HasWork<Self> for SessEvents { self.work }
+}
+
+impl SessEvents {
+    fn name(&self) -> &BStr {
+        BStr::from_bytes(&self.name)
+    }
+
+    /// Marks the mapped devices disconnected (`set_dev_states_to_disconnected`).
+    fn disconnected(&self) {
+        let devs = self.devs.lock();
+        for dev in devs.iter() {
+            pr_err!("{}: Device disconnected.\n", dev.io.name());
+            let _guard = dev.lock.lock();
+            if dev
+                .io
+                .change_state(DevState::Mapped, DevState::MappedDisconnected)
+            {
+                if let Some(d) = dev.disk.lock().as_ref() {
+                    let _ = d.uevent(Uevent::Offline);
+                }
+            }
+        }
+    }
+
+    /// Sends SESS_INFO and reopens every device (`remap_devs`), from a work
+    /// item: waiting for answers in the link event would block RTRS.
+    fn remap(&self) {
+        let Some(clt) = self.clt.lock().clone() else {
+            return;
+        };
+        if let Err(e) = send_sess_info(&clt) {
+            pr_err!(
+                "send_msg_sess_info(\"{}\"): {}\n",
+                self.name(),
+                e.to_errno()
+            );
+            return;
+        }
+        // Send without the list locked: a link event that comes meanwhile
+        // takes it, and RTRS fails our request only after that event.
+        let mut devs = KVec::new();
+        for d in self.devs.lock().iter() {
+            if devs.push(d.clone(), GFP_KERNEL).is_err() {
+                pr_err!("remap of session {}: out of memory\n", self.name());
+                return;
+            }
+        }
+        for dev in devs.iter() {
+            if dev.io.state() == DevState::Init || dev.io.state() == DevState::Unmapped {
+                continue;
+            }
+            pr_info!("{}: session reconnected, remapping device\n", dev.io.name());
+            if let Err(e) = remap_device(dev) {
+                pr_err!("{}: send_msg_open(): {}\n", dev.io.name(), e.to_errno());
+                break;
+            }
+        }
+    }
+}
+
+/// Reopens `dev` on the server (`send_msg_open` + `process_msg_open_rsp`).
+pub(crate) fn remap_device(dev: &Device) -> Result {
+    let rsp = dev.io.open_remote(&dev.pathname, dev.access_mode)?;
+    let _guard = dev.lock.lock();
+    match dev.io.state() {
+        DevState::Unmapped => {
+            pr_info!(
+                "{}: Ignoring Open-Response message from server for unmapped device\n",
+                dev.io.name()
+            );
+            return Err(ENOENT);
+        }
+        DevState::MappedDisconnected => {
+            dev.change_capacity(rsp.nsectors);
+            if let Some(d) = dev.disk.lock().as_ref() {
+                let _ = d.uevent(Uevent::Online);
+            }
+            pr_info!(
+                "{}: Device online, device remapped successfully\n",
+                dev.io.name()
+            );
+        }
+        _ => {}
+    }
+    dev.io.set_state(DevState::Mapped);
+    Ok(())
+}
+
+impl LinkHandler for SessEvents {
+    fn link_ev(this: ArcBorrow<'_, Self>, ev: LinkEv) {
+        match ev {
+            LinkEv::Disconnected => this.disconnected(),
+            LinkEv::Reconnected => {
+                // The work holds a reference to the events, not to the
+                // RTRS session: it finds that gone if the session closed.
+                let _ = workqueue::system().enqueue(Arc::<SessEvents>::from(this));
+            }
+        }
+    }
+}
+
+impl WorkItem for SessEvents {
+    type Pointer = Arc<SessEvents>;
+
+    fn run(this: Arc<SessEvents>) {
+        this.remap();
+    }
+}
+
+/// Sends SESS_INFO and checks the answer (`send_msg_sess_info`).
+fn send_sess_info(clt: &Arc<Clt>) -> Result<u8> {
+    let mut msg = [0u8; SessInfo::SIZE];
+    SessInfo {
+        ver: PROTO_VER_MAJOR,
+    }
+    .encode(&mut msg)
+    .map_err(|e| Error::from_errno(e.to_errno()))?;
+    let mut rsp = [0u8; SessInfoRsp::SIZE];
+    clt.send_usr_msg(&msg, Some(&mut rsp))?;
+    let rsp = SessInfoRsp::decode(&rsp).map_err(|e| Error::from_errno(e.to_errno()))?;
+    Ok(negotiate_version(rsp.ver))
+}
+
+/// A session (C's `struct rnbd_clt_session`).
+pub(crate) struct Session {
+    pub(crate) name: KVec<u8>,
+    pub(crate) clt: Arc<Clt>,
+    pub(crate) tag_set: Arc<TagSet<RnbdMq>>,
+    pub(crate) events: Arc<SessEvents>,
+    pub(crate) nr_poll_queues: u32,
+    pub(crate) max_io_size: u32,
+    pub(crate) max_segments: u32,
+    /// The negotiated protocol version.
+    pub(crate) _ver: u8,
+}
+
+impl Session {
+    /// Opens a session to `paths` (`find_and_get_or_create_sess` for a new
+    /// one): RTRS session, tag set, SESS_INFO.
+    pub(crate) fn open(name: &[u8], paths: &[PathAddr], nr_poll_queues: u32) -> Result<Arc<Self>> {
+        let mut n = KVec::new();
+        n.extend_from_slice(name, GFP_KERNEL)?;
+        let mut n2 = KVec::new();
+        n2.extend_from_slice(name, GFP_KERNEL)?;
+        let events = Arc::pin_init(
+            try_pin_init!(SessEvents {
+                name: n2,
+                devs <- new_mutex!(KVec::new()),
+                clt <- new_mutex!(None),
+                work <- new_work!("SessEvents::work"),
+            }? Error),
+            GFP_KERNEL,
+        )?;
+        let clt = Clt::open(
+            events.clone(),
+            &OpenParams {
+                sessname: name,
+                paths,
+                reconnect_delay_sec: RECONNECT_DELAY,
+                max_reconnect_attempts: MAX_RECONNECTS,
+                nr_poll_queues,
+            },
+        )?;
+        *events.clt.lock() = Some(clt.clone());
+        let close = |e: Error| {
+            events.clt.lock().take();
+            e
+        };
+        let attrs = clt.query().map_err(close)?;
+        let tag_set = Arc::new(
+            TagSet::new(TagSetParams {
+                queue_depth: attrs.queue_depth,
+                nr_poll_queues,
+                max_segments: attrs.max_segments,
+            })
+            .map_err(close)?,
+            GFP_KERNEL,
+        )
+        .map_err(|e| close(e.into()))?;
+        let ver = send_sess_info(&clt).map_err(close)?;
+        pr_debug!(
+            "session {}: protocol version {}\n",
+            BStr::from_bytes(name),
+            ver
+        );
+        Ok(Arc::new(
+            Session {
+                name: n,
+                clt,
+                tag_set,
+                events: events.clone(),
+                nr_poll_queues,
+                max_io_size: attrs.max_io_size,
+                max_segments: attrs.max_segments,
+                _ver: ver,
+            },
+            GFP_KERNEL,
+        )
+        .map_err(|e| close(e.into()))?)
+    }
+
+    /// Lets the RTRS session go once the last reference to it is dropped:
+    /// breaks the cycle through its link handler. Called when the last
+    /// device of the session is unmapped.
+    pub(crate) fn close(&self) {
+        drop(self.events.clt.lock().take());
+    }
+}

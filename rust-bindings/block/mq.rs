@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+
+//! blk-mq for a driver like rnbd-clt: a tag set shared by the disks of one
+//! session, with `nr_hw_queues` hardware queues mapped as DEFAULT/READ (one
+//! per online CPU) and POLL (`nr_poll_queues`), a typed per-request PDU
+//! followed by a scatterlist of `max_segments` entries, and the blk-mq
+//! callbacks forwarded to an [`Operations`] implementation.
+
+use crate::rb::block::gendisk::DiskCtx;
+use crate::rb::block::request::Request;
+use crate::rb::ffi;
+use core::marker::PhantomData;
+use core::ptr::NonNull;
+use kernel::error::to_result;
+use kernel::prelude::*;
+use kernel::types::Opaque;
+
+/// A blk-mq completion status (`blk_status_t`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Status(ffi::blk_status_t);
+
+impl Status {
+    /// `BLK_STS_OK`.
+    pub const OK: Self = Self(0);
+    /// `BLK_STS_RESOURCE`: out of resources, blk-mq retries later.
+    pub const RESOURCE: Self = Self(9);
+    /// `BLK_STS_IOERR`.
+    pub const IOERR: Self = Self(10);
+
+    /// The status of a (negative or zero) errno, as `errno_to_blk_status`.
+    pub fn from_errno(errno: i32) -> Self {
+        // SAFETY: a pure table lookup.
+        Self(unsafe { ffi::errno_to_blk_status(errno) })
+    }
+
+    pub(crate) fn raw(self) -> ffi::blk_status_t {
+        self.0
+    }
+}
+
+/// What a timed out request gets (`enum blk_eh_timer_return`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeoutAction {
+    /// `BLK_EH_DONE`: the driver completed (or will complete) the request.
+    Done,
+    /// `BLK_EH_RESET_TIMER`: wait for it again.
+    ResetTimer,
+}
+
+/// A hardware queue, borrowed in a callback.
+#[repr(transparent)]
+pub struct HwCtx(Opaque<ffi::blk_mq_hw_ctx>);
+
+impl HwCtx {
+    /// # Safety
+    ///
+    /// `p` is a hardware queue of a live request queue for `'a`.
+    pub(crate) unsafe fn from_raw<'a>(p: *mut ffi::blk_mq_hw_ctx) -> &'a Self {
+        // SAFETY: `HwCtx` is a transparent wrapper; validity per contract.
+        unsafe { &*p.cast::<Self>() }
+    }
+
+    fn raw(&self) -> *mut ffi::blk_mq_hw_ctx {
+        self.0.get()
+    }
+
+    /// The index of this queue in its tag set (`queue_num`): what
+    /// `rtrs_clt_rdma_cq_direct` takes for a poll queue.
+    pub fn queue_num(&self) -> u32 {
+        // SAFETY: valid by the type's construction; `queue_num` is set once
+        // at allocation.
+        unsafe { (*self.raw()).queue_num }
+    }
+
+    /// Runs the queue again after `msecs` (`blk_mq_delay_run_hw_queue`).
+    pub fn delay_run(&self, msecs: u32) {
+        // SAFETY: the queue is live while borrowed.
+        unsafe { ffi::blk_mq_delay_run_hw_queue(self.raw(), msecs as _) };
+    }
+}
+
+/// The returned request and its status when `queue_rq` does not take it.
+pub struct Busy<T: Operations> {
+    /// The request, back to blk-mq.
+    pub rq: Request<T>,
+    /// Why: [`Status::RESOURCE`] to retry, an error to fail it.
+    pub status: Status,
+}
+
+/// A blk-mq driver: the callbacks of its `blk_mq_ops` and
+/// `block_device_operations`.
+#[vtable]
+pub trait Operations: Sized + 'static {
+    /// What every disk of the driver carries (`queuedata`, `private_data`).
+    type QueueData: Send + Sync;
+    /// The private data of each request, created for each tag at tag set
+    /// allocation.
+    type Pdu: Send;
+
+    /// A fresh PDU (`init_request`; may not fail).
+    fn new_pdu() -> Self::Pdu;
+
+    /// Starts `rq`. `Ok` means the driver took it and will end it (now or
+    /// after [`Request::complete`]); `Err` gives it back with a status.
+    fn queue_rq(
+        q: &Self::QueueData,
+        hctx: &HwCtx,
+        rq: Request<Self>,
+        last: bool,
+    ) -> core::result::Result<(), Busy<Self>>;
+
+    /// Finishes a request [`Request::complete`] was called on; must end it.
+    fn complete(q: &Self::QueueData, rq: Request<Self>);
+
+    /// Polls a POLL queue; returns the completions found.
+    fn poll(_q: &Self::QueueData, _hctx: &HwCtx) -> i32 {
+        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// A request timed out.
+    fn timeout(_q: &Self::QueueData) -> TimeoutAction {
+        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// The block device is opened; `write` for `BLK_OPEN_WRITE`.
+    fn open(_q: &Self::QueueData, _write: bool) -> Result {
+        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// A successful open is undone.
+    fn release(_q: &Self::QueueData) {
+        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+}
+
+/// The tag set and the operation tables its disks point at, in one
+/// allocation that never moves.
+#[repr(C)]
+pub(crate) struct TagSetInner {
+    pub(crate) set: ffi::blk_mq_tag_set,
+    pub(crate) ops: ffi::blk_mq_ops,
+    pub(crate) fops: ffi::block_device_operations,
+    pub(crate) max_segments: u32,
+    nr_poll_queues: u32,
+}
+
+/// Where the scatterlist starts in the request PDU of `T`.
+pub(crate) const fn sg_offset<T: Operations>() -> usize {
+    let a = core::mem::align_of::<ffi::scatterlist>();
+    core::mem::size_of::<T::Pdu>().div_ceil(a) * a
+}
+
+/// Parameters of a [`TagSet`].
+#[derive(Clone, Copy, Debug)]
+pub struct TagSetParams {
+    /// Tags per hardware queue (the RTRS queue depth).
+    pub queue_depth: u32,
+    /// Poll queues besides the DEFAULT/READ ones.
+    pub nr_poll_queues: u32,
+    /// Scatterlist entries per request (the RTRS max segments).
+    pub max_segments: u32,
+}
+
+/// A blk-mq tag set (`blk_mq_alloc_tag_set`), freed in `Drop`.
+///
+/// # Invariants
+///
+/// `inner` was allocated as a `KBox` and its set allocated with
+/// `blk_mq_alloc_tag_set`; both are freed only in `Drop`. Disks hold an
+/// `Arc` of their tag set, so it outlives them.
+pub struct TagSet<T: Operations> {
+    inner: NonNull<TagSetInner>,
+    _p: PhantomData<T>,
+}
+
+// SAFETY: blk-mq serialises its use of the tag set; we only read it.
+unsafe impl<T: Operations> Send for TagSet<T> {}
+// SAFETY: as above.
+unsafe impl<T: Operations> Sync for TagSet<T> {}
+
+/// The number of online CPUs.
+pub fn num_online_cpus() -> u32 {
+    // SAFETY: a read of the online mask's weight.
+    unsafe { ffi::num_online_cpus() }
+}
+
+impl<T: Operations> TagSet<T> {
+    /// Allocates a tag set with one DEFAULT/READ queue per online CPU and
+    /// `nr_poll_queues` POLL queues, shared tags (`BLK_MQ_F_TAG_QUEUE_SHARED`)
+    /// and merging, as rnbd-clt's.
+    pub fn new(p: TagSetParams) -> Result<Self> {
+        if p.queue_depth == 0 || p.max_segments == 0 {
+            return Err(EINVAL);
+        }
+        // SAFETY: all-zero is a valid value of these C structs (no
+        // references; NULL function pointers are "absent").
+        let zeroed: TagSetInner = unsafe { core::mem::zeroed() };
+        let mut b = KBox::new(zeroed, GFP_KERNEL)?;
+        b.max_segments = p.max_segments;
+        b.nr_poll_queues = p.nr_poll_queues;
+        b.ops.queue_rq = Some(queue_rq::<T>);
+        b.ops.complete = Some(complete::<T>);
+        b.ops.map_queues = Some(map_queues);
+        b.ops.init_request = Some(init_request::<T>);
+        b.ops.exit_request = Some(exit_request::<T>);
+        if T::HAS_POLL {
+            b.ops.poll = Some(poll::<T>);
+        }
+        if T::HAS_TIMEOUT {
+            b.ops.timeout = Some(timeout::<T>);
+        }
+        b.fops.owner = crate::rb::module::this_module();
+        b.fops.open = Some(open::<T>);
+        b.fops.release = Some(release::<T>);
+        b.fops.getgeo = Some(getgeo);
+        b.fops.free_disk = Some(free_disk::<T>);
+        let sg_bytes = core::mem::size_of::<ffi::scatterlist>()
+            .checked_mul(p.max_segments as usize)
+            .ok_or(EINVAL)?;
+        let cmd_size = sg_offset::<T>().checked_add(sg_bytes).ok_or(EINVAL)?;
+        b.set.queue_depth = p.queue_depth;
+        b.set.numa_node = -1;
+        b.set.flags = ffi::BLK_MQ_F_SHOULD_MERGE | ffi::BLK_MQ_F_TAG_QUEUE_SHARED;
+        b.set.cmd_size = u32::try_from(cmd_size).map_err(|_| EINVAL)?;
+        b.set.nr_maps = if p.nr_poll_queues != 0 {
+            ffi::hctx_type_HCTX_MAX_TYPES
+        } else {
+            2
+        };
+        b.set.nr_hw_queues = num_online_cpus()
+            .checked_add(p.nr_poll_queues)
+            .ok_or(EINVAL)?;
+        let inner = KBox::into_raw(b);
+        // SAFETY: `inner` is valid and stays at this address; `ops` points
+        // into the same allocation, which lives until after
+        // `blk_mq_free_tag_set`.
+        let ret = unsafe {
+            (*inner).set.ops = &raw const (*inner).ops;
+            ffi::blk_mq_alloc_tag_set(&raw mut (*inner).set)
+        };
+        if let Err(e) = to_result(ret) {
+            // SAFETY: `inner` came from `KBox::into_raw` and C keeps no
+            // pointer to it after a failed allocation.
+            drop(unsafe { KBox::from_raw(inner) });
+            return Err(e);
+        }
+        // INVARIANT: allocated above.
+        Ok(Self {
+            // SAFETY: `KBox::into_raw` never returns NULL.
+            inner: unsafe { NonNull::new_unchecked(inner) },
+            _p: PhantomData,
+        })
+    }
+
+    pub(crate) fn raw(&self) -> *mut TagSetInner {
+        self.inner.as_ptr()
+    }
+}
+
+impl<T: Operations> Drop for TagSet<T> {
+    fn drop(&mut self) {
+        // SAFETY: by the invariants the set is allocated, and no disk uses
+        // it any more (each held an `Arc` of `self`); then the box is ours.
+        unsafe {
+            ffi::blk_mq_free_tag_set(&raw mut (*self.raw()).set);
+            drop(KBox::from_raw(self.raw()));
+        }
+    }
+}
+
+/// The `queuedata` of a request's queue.
+///
+/// # Safety
+///
+/// `rq` is a live request of a disk made by `GenDisk<T>`.
+unsafe fn rq_queuedata<'a, T: Operations>(rq: *mut ffi::request) -> &'a T::QueueData {
+    // SAFETY: `GenDisk<T>` set `queuedata` to a `T::QueueData` it keeps
+    // alive until the queue is gone.
+    unsafe { &*(*(*rq).q).queuedata.cast::<T::QueueData>() }
+}
+
+unsafe extern "C" fn queue_rq<T: Operations>(
+    hctx: *mut ffi::blk_mq_hw_ctx,
+    bd: *const ffi::blk_mq_queue_data,
+) -> ffi::blk_status_t {
+    // SAFETY: blk-mq passes a live hctx and queue data whose request it
+    // hands to the driver now, owned until ended or returned.
+    unsafe {
+        let rq = (*bd).rq;
+        let q = rq_queuedata::<T>(rq);
+        match T::queue_rq(q, HwCtx::from_raw(hctx), Request::from_raw(rq), (*bd).last) {
+            Ok(()) => Status::OK.raw(),
+            Err(b) => {
+                let _ = b.rq.into_raw();
+                b.status.raw()
+            }
+        }
+    }
+}
+
+unsafe extern "C" fn complete<T: Operations>(rq: *mut ffi::request) {
+    // SAFETY: `blk_mq_complete_request` was called on `rq` by the driver,
+    // which gave up its `Request` for it; the queue is live.
+    unsafe { T::complete(rq_queuedata::<T>(rq), Request::from_raw(rq)) }
+}
+
+unsafe extern "C" fn poll<T: Operations>(
+    hctx: *mut ffi::blk_mq_hw_ctx,
+    _iob: *mut ffi::io_comp_batch,
+) -> kernel::ffi::c_int {
+    // SAFETY: a live hctx of a live queue.
+    unsafe {
+        let q = &*(*(*hctx).queue).queuedata.cast::<T::QueueData>();
+        T::poll(q, HwCtx::from_raw(hctx))
+    }
+}
+
+unsafe extern "C" fn timeout<T: Operations>(rq: *mut ffi::request) -> ffi::blk_eh_timer_return {
+    // SAFETY: a live request of a live queue.
+    match T::timeout(unsafe { rq_queuedata::<T>(rq) }) {
+        TimeoutAction::Done => ffi::blk_eh_timer_return_BLK_EH_DONE,
+        TimeoutAction::ResetTimer => ffi::blk_eh_timer_return_BLK_EH_RESET_TIMER,
+    }
+}
+
+unsafe extern "C" fn map_queues(set: *mut ffi::blk_mq_tag_set) {
+    // SAFETY: `set` is the first field of a `TagSetInner` (repr(C)).
+    unsafe {
+        let nr_poll = (*set.cast::<TagSetInner>()).nr_poll_queues;
+        let cpus = num_online_cpus();
+        let maps = &raw mut (*set).map;
+        let def = &raw mut (*maps)[ffi::hctx_type_HCTX_TYPE_DEFAULT as usize];
+        let read = &raw mut (*maps)[ffi::hctx_type_HCTX_TYPE_READ as usize];
+        (*def).nr_queues = cpus;
+        (*def).queue_offset = 0;
+        (*read).nr_queues = cpus;
+        (*read).queue_offset = 0;
+        ffi::blk_mq_map_queues(def);
+        ffi::blk_mq_map_queues(read);
+        if nr_poll != 0 {
+            let pollm = &raw mut (*maps)[ffi::hctx_type_HCTX_TYPE_POLL as usize];
+            (*pollm).nr_queues = nr_poll;
+            (*pollm).queue_offset = cpus;
+            ffi::blk_mq_map_queues(pollm);
+        }
+    }
+}
+
+unsafe extern "C" fn init_request<T: Operations>(
+    set: *mut ffi::blk_mq_tag_set,
+    rq: *mut ffi::request,
+    _hctx_idx: kernel::ffi::c_uint,
+    _numa: kernel::ffi::c_uint,
+) -> kernel::ffi::c_int {
+    // SAFETY: `set` is the first field of our `TagSetInner`; the PDU of
+    // `rq` is `cmd_size` bytes, room for the `T::Pdu` and `max_segments`
+    // scatterlist entries (see `TagSet::new`), aligned for both.
+    unsafe {
+        let max = (*set.cast::<TagSetInner>()).max_segments;
+        let pdu = rq.add(1).cast::<u8>();
+        pdu.cast::<T::Pdu>().write(T::new_pdu());
+        ffi::sg_init_table(pdu.add(sg_offset::<T>()).cast(), max);
+    }
+    0
+}
+
+unsafe extern "C" fn exit_request<T: Operations>(
+    _set: *mut ffi::blk_mq_tag_set,
+    rq: *mut ffi::request,
+    _hctx_idx: kernel::ffi::c_uint,
+) {
+    // SAFETY: `init_request` wrote the PDU; nothing uses it any more.
+    unsafe { core::ptr::drop_in_place(rq.add(1).cast::<T::Pdu>()) };
+}
+
+unsafe extern "C" fn open<T: Operations>(
+    disk: *mut ffi::gendisk,
+    mode: ffi::blk_mode_t,
+) -> kernel::ffi::c_int {
+    // SAFETY: `queuedata` is the `T::QueueData` of the disk, kept until
+    // `free_disk`.
+    let q = unsafe { &*(*(*disk).queue).queuedata.cast::<T::QueueData>() };
+    let write = mode & BLK_OPEN_WRITE != 0;
+    if !T::HAS_OPEN {
+        return 0;
+    }
+    match T::open(q, write) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+unsafe extern "C" fn release<T: Operations>(disk: *mut ffi::gendisk) {
+    if T::HAS_RELEASE {
+        // SAFETY: as in `open`.
+        T::release(unsafe { &*(*(*disk).queue).queuedata.cast::<T::QueueData>() });
+    }
+}
+
+unsafe extern "C" fn free_disk<T: Operations>(disk: *mut ffi::gendisk) {
+    // SAFETY: `GenDisk::new` set `private_data` to a leaked
+    // `KBox<DiskCtx<T>>` before adding the disk; the disk is going, nothing
+    // else uses it. It may drop the last reference of the tag set that
+    // holds the `fops` this was called through: `disk_release` reads them
+    // no more.
+    drop(unsafe { KBox::from_raw((*disk).private_data.cast::<DiskCtx<T>>()) });
+}
+
+/// `BLK_OPEN_WRITE`.
+const BLK_OPEN_WRITE: ffi::blk_mode_t = 1 << 1;
+
+unsafe extern "C" fn getgeo(
+    bdev: *mut ffi::block_device,
+    geo: *mut ffi::hd_geometry,
+) -> kernel::ffi::c_int {
+    // SAFETY: the block layer passes a live bdev and a geometry to fill.
+    unsafe {
+        let size = ffi::get_capacity((*bdev).bd_disk);
+        (*geo).cylinders = (size >> 6) as u16;
+        (*geo).heads = 4;
+        (*geo).sectors = 16;
+        (*geo).start = 0;
+    }
+    0
+}

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+
+//! A blk-mq request owned by the driver between `queue_rq` and its end: op,
+//! flags, position and length, the typed PDU, the scatterlist in the PDU,
+//! completion from any context.
+
+use crate::rb::block::mq::{sg_offset, Operations, Status};
+use crate::rb::ffi;
+use core::marker::PhantomData;
+use core::ptr::NonNull;
+
+/// A request op the driver may see (`enum req_op`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReqOp {
+    /// `REQ_OP_READ`.
+    Read,
+    /// `REQ_OP_WRITE`.
+    Write,
+    /// `REQ_OP_FLUSH`.
+    Flush,
+    /// `REQ_OP_DISCARD`.
+    Discard,
+    /// `REQ_OP_SECURE_ERASE`.
+    SecureErase,
+    /// `REQ_OP_WRITE_ZEROES`.
+    WriteZeroes,
+    /// Any other op, with its number.
+    Other(u32),
+}
+
+/// `REQ_OP_MASK`.
+const REQ_OP_MASK: u32 = (1 << ffi::REQ_OP_BITS) - 1;
+
+/// The `REQ_*` flags a driver reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReqFlags {
+    /// `REQ_SYNC`.
+    pub sync: bool,
+    /// `REQ_FUA`.
+    pub fua: bool,
+    /// `REQ_PREFLUSH`.
+    pub preflush: bool,
+}
+
+/// A request the driver owns: blk-mq gave it in `queue_rq` (or handed it
+/// back in `complete`), and it is neither ended nor returned yet.
+///
+/// # Invariants
+///
+/// `rq` is a started-or-to-be-started request of a queue whose tag set is a
+/// `TagSet<T>`, with its PDU initialised, and this value is its only owner.
+pub struct Request<T: Operations> {
+    rq: NonNull<ffi::request>,
+    _p: PhantomData<T>,
+}
+
+// SAFETY: a request may be completed from any context; the PDU is `Send`.
+unsafe impl<T: Operations> Send for Request<T> {}
+
+impl<T: Operations> Request<T> {
+    /// # Safety
+    ///
+    /// `rq` satisfies the invariants and ownership passes to the result.
+    pub(crate) unsafe fn from_raw(rq: *mut ffi::request) -> Self {
+        // INVARIANT: per the contract.
+        Self {
+            // SAFETY: blk-mq never passes NULL requests.
+            rq: unsafe { NonNull::new_unchecked(rq) },
+            _p: PhantomData,
+        }
+    }
+
+    /// Gives up ownership (to blk-mq or to a C context that will return it
+    /// through [`Self::from_raw`]).
+    pub(crate) fn into_raw(self) -> *mut ffi::request {
+        let p = self.rq.as_ptr();
+        core::mem::forget(self);
+        p
+    }
+
+    fn raw(&self) -> *mut ffi::request {
+        self.rq.as_ptr()
+    }
+
+    fn cmd_flags(&self) -> u32 {
+        // SAFETY: the request is live (invariant); `cmd_flags` is stable
+        // while the driver owns it.
+        unsafe { (*self.raw()).cmd_flags }
+    }
+
+    /// The op (`req_op`).
+    pub fn op(&self) -> ReqOp {
+        match self.cmd_flags() & REQ_OP_MASK {
+            ffi::req_op_REQ_OP_READ => ReqOp::Read,
+            ffi::req_op_REQ_OP_WRITE => ReqOp::Write,
+            ffi::req_op_REQ_OP_FLUSH => ReqOp::Flush,
+            ffi::req_op_REQ_OP_DISCARD => ReqOp::Discard,
+            ffi::req_op_REQ_OP_SECURE_ERASE => ReqOp::SecureErase,
+            ffi::req_op_REQ_OP_WRITE_ZEROES => ReqOp::WriteZeroes,
+            o => ReqOp::Other(o),
+        }
+    }
+
+    /// The raw op number.
+    pub fn op_raw(&self) -> u32 {
+        self.cmd_flags() & REQ_OP_MASK
+    }
+
+    /// The `REQ_SYNC`, `REQ_FUA` and `REQ_PREFLUSH` flags.
+    pub fn flags(&self) -> ReqFlags {
+        let f = self.cmd_flags();
+        let bit = |b: u32| f & (1 << b) != 0;
+        ReqFlags {
+            sync: bit(ffi::req_flag_bits___REQ_SYNC),
+            fua: bit(ffi::req_flag_bits___REQ_FUA),
+            preflush: bit(ffi::req_flag_bits___REQ_PREFLUSH),
+        }
+    }
+
+    /// Whether data goes to the device (`rq_data_dir == WRITE`: odd ops).
+    pub fn is_write(&self) -> bool {
+        self.op_raw() & 1 != 0
+    }
+
+    /// The first sector (`blk_rq_pos`).
+    pub fn sector(&self) -> u64 {
+        // SAFETY: live request (invariant).
+        unsafe { (*self.raw()).__sector }
+    }
+
+    /// Bytes left (`blk_rq_bytes`).
+    pub fn bytes(&self) -> u32 {
+        // SAFETY: live request (invariant).
+        unsafe { (*self.raw()).__data_len }
+    }
+
+    /// The I/O priority (`req_get_ioprio`).
+    pub fn ioprio(&self) -> u16 {
+        // SAFETY: live request (invariant).
+        unsafe { ffi::req_get_ioprio(self.raw()) }
+    }
+
+    /// The tag.
+    pub fn tag(&self) -> i32 {
+        // SAFETY: live request (invariant).
+        unsafe { (*self.raw()).tag }
+    }
+
+    fn pdu_ptr(&self) -> *mut u8 {
+        // SAFETY: the PDU follows the request (`blk_mq_rq_to_pdu`).
+        unsafe { self.raw().add(1).cast::<u8>() }
+    }
+
+    /// The driver's private data.
+    pub fn pdu(&self) -> &T::Pdu {
+        // SAFETY: initialised in `init_request` (invariant); only the owner
+        // of the request reaches it.
+        unsafe { &*self.pdu_ptr().cast::<T::Pdu>() }
+    }
+
+    /// The driver's private data, mutably: this value is its only owner.
+    pub fn pdu_mut(&mut self) -> &mut T::Pdu {
+        // SAFETY: as `pdu`; `&mut self` is exclusive.
+        unsafe { &mut *self.pdu_ptr().cast::<T::Pdu>() }
+    }
+
+    /// The first scatterlist entry in the PDU.
+    pub(crate) fn sgl(&self) -> *mut ffi::scatterlist {
+        // SAFETY: `TagSet::new` sized the PDU for it.
+        unsafe { self.pdu_ptr().add(sg_offset::<T>()).cast() }
+    }
+
+    /// Marks the request started (`blk_mq_start_request`).
+    pub fn start(&mut self) {
+        // SAFETY: owned, not yet started or ended.
+        unsafe { ffi::blk_mq_start_request(self.raw()) };
+    }
+
+    /// Maps the data into the PDU's scatterlist (`blk_rq_map_sg`); returns
+    /// the entries used and their total length. An op without data (or
+    /// discard, write zeroes) maps none.
+    pub fn map_sg(&mut self) -> (u32, usize) {
+        let sgl = self.sgl();
+        let n = match self.op() {
+            ReqOp::Read | ReqOp::Write => {
+                // SAFETY: the table has `max_segments` entries, the queue's
+                // limit on the request's segments.
+                let n = unsafe { ffi::blk_rq_map_sg((*self.raw()).q, self.raw(), sgl) };
+                u32::try_from(n).unwrap_or(0)
+            }
+            _ => 0,
+        };
+        if n == 0 {
+            // SAFETY: the table has at least one entry.
+            unsafe { ffi::sg_mark_end(sgl) };
+            return (0, 0);
+        }
+        let mut len = 0usize;
+        let mut sg = sgl;
+        for _ in 0..n {
+            // SAFETY: `n` entries were filled, chained by `sg_next`.
+            unsafe {
+                len += (*sg).length as usize;
+                sg = ffi::sg_next(sg);
+            }
+        }
+        (n, len)
+    }
+
+    /// Completes the request from any context (`blk_mq_complete_request`):
+    /// blk-mq calls [`Operations::complete`] with it, possibly on another CPU.
+    pub fn complete(self) {
+        let rq = self.into_raw();
+        // SAFETY: started and owned; ownership passes to blk-mq until it
+        // calls `complete`.
+        unsafe { ffi::blk_mq_complete_request(rq) };
+    }
+
+    /// Ends the request with `status` (`blk_mq_end_request`).
+    pub fn end(self, status: Status) {
+        let rq = self.into_raw();
+        // SAFETY: owned and not ended.
+        unsafe { ffi::blk_mq_end_request(rq, status.raw()) };
+    }
+}
+
+impl<T: Operations> Drop for Request<T> {
+    fn drop(&mut self) {
+        // A request may not be lost: end it with an error.
+        // SAFETY: owned and not ended (consuming methods forget `self`).
+        unsafe { ffi::blk_mq_end_request(self.raw(), Status::IOERR.raw()) };
+    }
+}

@@ -1,0 +1,149 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Our rnbd-client against the C rnbd-server (server stack c), on our RTRS
+# (stack rnbd) and on the C RTRS (stack rnbd-c): the C rnbd-client first
+# records what sysfs shows and how writes are answered, then ours must do
+# the same; and IO with verification over two paths, a read-only mapping,
+# unmap of an open device, resize, bad map_device strings, an unknown
+# device, unload.
+. "$(dirname "$0")/lib.sh"
+
+sess=rs-clt
+ctl=/sys/class/rnbd-client/ctl
+dev=/sys/block/rnbd0/rnbd
+map2="sessname=$sess path=ip:$SERVER_IP0 path=ip:$SERVER_IP1 device_path=/dev/nullb0"
+ktap_plan 66
+
+cleanup() {
+	exec 3<&- 2>/dev/null
+	[ -e $dev/unmap_device ] && echo force >$dev/unmap_device
+	unload_rnbd_rtrs
+	on_server 'unload_rnbd_rtrs; rmmod null_blk 2>/dev/null; true'
+}
+trap cleanup EXIT
+
+map() { echo "$1" >$ctl/map_device; }
+unmap() { echo "${1:-normal}" >$dev/unmap_device && wait_for 30 test ! -e /dev/rnbd0; }
+
+# What a client shows of a mapped device and answers to writes, into <dir>.
+record() {
+	local d=$1 f
+	sysfs_tree $dev >"$d/tree"
+	sysfs_tree $ctl >"$d/ctl_tree"
+	for f in state session mapping_path access_mode nr_poll_queues unmap_device resize remap_device; do
+		echo "$f: $(cat $dev/$f)"
+	done >"$d/contents"
+	cat /sys/block/rnbd0/size /sys/block/rnbd0/ro >>"$d/contents"
+	{
+		try_write $dev unmap_device bogus
+		try_write $dev remap_device 2
+		try_write $dev remap_device 1
+		try_write $dev resize abc
+	} >"$d/dev_writes"
+}
+
+# map_device writes that fail, and how.
+bad_maps() {
+	try_write $ctl map_device "sessname=$sess"
+	try_write $ctl map_device "device_path=/dev/nullb0"
+	try_write $ctl map_device "sessname=$sess path=ip:$SERVER_IP0 device_path=/dev/nullb0 bogus=1"
+	try_write $ctl map_device "sessname=$sess path=ip:$SERVER_IP0 device_path=/dev/nullb0 access_mode=rx"
+	try_write $ctl map_device "sessname=$sess path=ip:300.1.2.3 device_path=/dev/nullb0"
+	try_write $ctl map_device "sessname=$sess path=ip:$SERVER_IP0 device_path=/dev/nonexistent"
+}
+
+rxe_up || bail "rxe did not come up"
+unload_rnbd_rtrs
+on_server srv_stack_load c || bail "server: cannot load null_blk and the C rnbd-server"
+
+# The reference: the C client.
+ref=$(mktemp -d)
+clt_stack_load c || bail "cannot load the C rnbd-client"
+map "$map2" && wait_for 60 test -b /dev/rnbd0 || bail "C client: map failed"
+record "$ref"
+fio_verify /dev/rnbd0 --rw=randrw --bsrange=512-124k --blockalign=512 --iodepth=32 --size=8M
+diag "C client randrw: $?"
+unmap || bail "C client: unmap failed"
+bad_maps >"$ref/bad_maps"
+unload_rnbd_rtrs
+diag "C: $(tr '\n' ' ' <"$ref/bad_maps")"
+
+for stack in rnbd rnbd-c; do
+	ours=$(mktemp -d)
+	if ! clt_stack_load $stack; then
+		fail "$stack: load"
+		continue
+	fi
+	diag "$stack: $(stack_files | tr '\n' ' ')"
+	kmsg_mark "$stack"
+	check "$stack: map_device with two paths" eval 'map "$map2" && wait_for 60 test -b /dev/rnbd0'
+	check "$stack: state is open" wait_for 10 eval '[ "$(cat $dev/state)" = open ]'
+	check "$stack: the session has two connected paths" \
+		wait_for 30 eval '[ "$(cat /sys/class/rtrs-client/$sess/paths/*/state | grep -c connected)" = 2 ]'
+	check "$stack: size of rnbd0 equals nullb0" \
+		eval '[ "$(cat /sys/block/rnbd0/size)" = "$(on_server cat /sys/block/nullb0/size)" ]'
+	check "$stack: fio writes 16 MiB and reads it back verified" \
+		fio_verify /dev/rnbd0 --rw=randwrite --bs=64k --iodepth=16 --size=16M
+	check "$stack: 512 B to 124 KiB, read and write mixed, verified" \
+		fio_verify /dev/rnbd0 --rw=randrw --bsrange=512-124k --blockalign=512 --iodepth=32 --size=8M
+	record "$ours"
+	check "$stack: sysfs of the device (names, modes) is the C one" diff -u "$ref/tree" "$ours/tree"
+	check "$stack: ctl's sysfs (names, modes, devices link) is the C one" \
+		diff -u "$ref/ctl_tree" "$ours/ctl_tree"
+	check "$stack: what the files show is what C shows" diff -u "$ref/contents" "$ours/contents"
+	check "$stack: device writes get C's answers" diff -u "$ref/dev_writes" "$ours/dev_writes"
+
+	exec 3</dev/rnbd0
+	check "$stack: unmap normal of an open device is EBUSY" \
+		eval '[ "$(try_write $dev unmap_device normal)" = "unmap_device normal: Device or resource busy" ]'
+	exec 3<&-
+	check "$stack: resize to 1 GiB / 2 shows in the disk size" \
+		eval 'echo 1048576 >$dev/resize && [ "$(cat /sys/block/rnbd0/size)" = 1048576 ]'
+	check "$stack: unmap normal" unmap normal
+
+	check "$stack: map read-only" \
+		eval 'map "$map2 access_mode=ro" && wait_for 60 test -b /dev/rnbd0'
+	check "$stack: read-only: ro is 1, access_mode ro" \
+		eval '[ "$(cat /sys/block/rnbd0/ro) $(cat $dev/access_mode)" = "1 ro" ]'
+	check "$stack: read-only: a write fails" \
+		eval '! dd if=/dev/zero of=/dev/rnbd0 bs=4k count=1 oflag=direct 2>/dev/null'
+	check "$stack: read-only: reads work" \
+		eval 'dd if=/dev/rnbd0 of=/dev/null bs=64k count=64 iflag=direct 2>/dev/null'
+	check "$stack: unmap force" unmap force
+	check "$stack: the last unmap closed the RTRS session" \
+		wait_for 30 eval '! test -e /sys/class/rtrs-client/$sess'
+
+	# One path: reconnecting it takes the session down (link event
+	# DISCONNECTED: state closed) and up again (RECONNECTED: remapped).
+	check "$stack: map on one path" \
+		eval 'map "sessname=$sess path=ip:$SERVER_IP0 device_path=/dev/nullb0" && wait_for 60 test -b /dev/rnbd0'
+	kmsg_mark "$stack-re"
+	check "$stack: the path reconnects" \
+		eval 'echo 1 >/sys/class/rtrs-client/$sess/paths/*/reconnect'
+	check "$stack: the device was disconnected and remapped, state open" \
+		wait_for 60 eval 'kmsg_since "$stack-re" | grep -q "remapped successfully" && [ "$(cat $dev/state)" = open ]'
+	check "$stack: IO after the remap, verified" \
+		fio_verify /dev/rnbd0 --rw=randwrite --bs=16k --iodepth=16 --size=4M
+	check "$stack: unmap" unmap
+
+	# Poll queues need a session of their own.
+	check "$stack: map with nr_poll_queues=1" \
+		eval 'map "$map2 nr_poll_queues=1" && wait_for 60 test -b /dev/rnbd0'
+	check "$stack: nr_poll_queues reads 1, io_poll is on" \
+		eval '[ "$(cat $dev/nr_poll_queues) $(cat /sys/block/rnbd0/queue/io_poll)" = "1 1" ]'
+	check "$stack: polled IO (io_uring, hipri), verified" \
+		fio_verify /dev/rnbd0 --ioengine=io_uring --hipri=1 --rw=randrw --bsrange=4k-64k --iodepth=16 --size=4M
+	check "$stack: unmap" unmap
+
+	kmsg_mark "$stack-bad"
+	bad_maps >"$ours/bad_maps"
+	check "$stack: bad map_device strings and an unknown device fail as in C" \
+		diff -u "$ref/bad_maps" "$ours/bad_maps"
+	check "$stack: each bad map_device string left a dmesg line" \
+		eval '[ "$(kmsg_since "$stack-bad" | grep -c "map_device: invalid")" -ge 4 ]'
+	check "$stack: no rnbd device left behind" eval '! ls /dev/rnbd* 2>/dev/null'
+	check "$stack: rmmod rnbd_client, then rtrs_client" eval 'rmmod rnbd_client && rmmod rtrs_client'
+	check "$stack: dmesg is clean" eval '! dmesg_bad'
+	unload_rnbd_rtrs
+done
+ktap_finish
