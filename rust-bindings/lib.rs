@@ -25,3 +25,5 @@ pub mod rtrs_api;
 pub mod sync;
 pub mod sysfs;
 pub mod workqueue;
+pub mod block;
+pub mod rtrs_user;
