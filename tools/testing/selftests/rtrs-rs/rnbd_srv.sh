@@ -1,0 +1,132 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# timeout=1200
+# Our rnbd-server under the unmodified C rnbd-client, on our rtrs-server
+# (stack rnbd) and on the C one (stack rnbd-c), after the same flow on the
+# C server (stack c) as the reference: map a null_blk rw, verified IO, a
+# second session maps it ro; the server's sysfs tree (names, modes, what the
+# files show, a bad force_close write) must be the C server's; the ro
+# mapping refuses writes; a second rw mapping from another session is
+# refused (EPERM), a migration one is not; an unknown device is refused
+# (ENOENT) with a log line; unmap removes the server's entry; force_close
+# drops a session's device; unloading afterwards is clean.
+. "$(dirname "$0")/lib.sh"
+
+sess=rnbd-srv
+ctl=/sys/class/rnbd-client/ctl
+srvdevs=/sys/class/rnbd-server/ctl/devices
+ref=/tmp/rnbd-srv-ref
+ours=/tmp/rnbd-srv-ours
+ktap_plan 37
+
+cleanup() {
+	local d
+	for d in /sys/block/rnbd*/rnbd/unmap_device; do
+		[ -e "$d" ] && echo force >"$d"
+	done
+	unload_rnbd_rtrs
+	on_server 'unload_rnbd_rtrs; rmmod null_blk 2>/dev/null; true'
+}
+trap cleanup EXIT
+
+map() { # <sessname> [options]: map /dev/nullb0 over link 0
+	local s=$1
+	shift
+	echo "sessname=$s path=ip:$SERVER_IP0 device_path=/dev/nullb0 $*" >"$ctl/map_device"
+}
+# The client's disk for session <s> (its devices/ link), e.g. rnbd1.
+clt_dev() { basename "$(readlink -f "$ctl/devices/!dev!nullb0@$1")"; }
+mapped() { [ -L "$ctl/devices/!dev!nullb0@$1" ] && [ -b "/dev/$(clt_dev "$1")" ]; }
+unmap() { echo normal >"/sys/block/$(clt_dev "$1")/rnbd/unmap_device"; }
+unmapped() { ! [ -e "$ctl/devices/!dev!nullb0@$1" ]; }
+# map_refused <error text> <sessname> [options]: the map fails with it.
+map_refused() {
+	local want=$1 out
+	shift
+	if out=$( (map "$@") 2>&1); then
+		diag "map $* succeeded"
+		return 1
+	fi
+	diag "map $*: ${out##*: }"
+	[[ $out == *"$want"* ]]
+}
+rd() { fio --name=rd --filename="$1" --rw=read --bs=4k --size=64k --direct=1 --ioengine=psync >/dev/null 2>&1; }
+wr() { fio --name=wr --filename="$1" --rw=write --bs=4k --size=64k --direct=1 --ioengine=psync >/dev/null 2>&1; }
+
+# On the server: the tree below ctl/, what the files show, a bad write.
+srv_record() {
+	local d=/sys/class/rnbd-server/ctl f
+	sysfs_tree "$d"
+	for f in "$d"/devices/nullb0/sessions/*/*; do
+		printf '== %s\n' "${f#"$d"/}"
+		cat "$f"
+	done
+	echo "block_dev -> $(basename "$(readlink "$d/devices/nullb0/block_dev")")"
+	try_write "$d/devices/nullb0/sessions/$1" force_close 0
+}
+srv_entry() { on_server "test -e $srvdevs/nullb0/sessions/$1"; }
+srv_logged() { on_server "kmsg_since $1 | grep -q '$2'"; }
+
+# One stack on the server, the C rnbd-client on the client.
+run_stack() {
+	local st=$1 out=$2 dev ro
+
+	on_server "srv_stack_load $st" || bail "$st: cannot load the server stack"
+	clt_stack_load c || bail "cannot load the C client stack"
+	on_server "diag \"\$(stack_files | tr '\n' ' ')\""
+
+	check "$st: map rw, the disk appears" eval "map $sess && wait_for 60 mapped $sess"
+	dev=/dev/$(clt_dev $sess)
+	check "$st: fio writes 16 MiB randrw and verifies it" \
+		fio_verify "$dev" --rw=randrw --bs=64k --iodepth=16 --size=16M
+	check "$st: a second session maps it ro" eval "map $sess-ro access_mode=ro && wait_for 60 mapped $sess-ro"
+	ro=/dev/$(clt_dev $sess-ro)
+
+	on_server "$(declare -f srv_record); srv_record $sess" >"$out" 2>&1
+	if [ "$st" = c ]; then
+		check "c: the reference server sysfs has both sessions" \
+			eval "grep -q 'sessions/$sess-ro/read_only' '$out' && grep -q 'sessions/$sess/access_mode' '$out'"
+	else
+		check "$st: server sysfs tree, files and a bad write are the C server's" diff -u "$ref" "$out"
+	fi
+
+	check "$st: the ro mapping refuses writes and reads" eval "! wr $ro && rd $ro"
+
+	on_server "kmsg_mark $st-rw2"
+	check "$st: a second rw mapping from another session is refused with EPERM, and logged" \
+		eval "map_refused 'Operation not permitted' $sess-rw2 && srv_logged $st-rw2 'with RW permissions failed'"
+
+	check "$st: a migration mapping from another session is allowed, and unmapped" \
+		eval "map $sess-mig access_mode=migration && wait_for 60 mapped $sess-mig &&
+			on_server 'grep -qx migration $srvdevs/nullb0/sessions/$sess-mig/access_mode' &&
+			unmap $sess-mig && wait_for 30 unmapped $sess-mig && wait_for 30 eval '! srv_entry $sess-mig'"
+
+	on_server "kmsg_mark $st-enoent"
+	check "$st: an unknown device is refused with ENOENT, and logged" \
+		eval "map_refused 'No such file or directory' $sess-x device_path=/dev/rnbd-srv-none &&
+			srv_logged $st-enoent 'failed to open the block device'"
+
+	check "$st: unmapping the ro mapping removes its server entry" \
+		eval "unmap $sess-ro && wait_for 30 unmapped $sess-ro && wait_for 30 eval '! srv_entry $sess-ro'"
+
+	check "$st: force_close drops the device of a session, its IO fails" \
+		eval "on_server 'echo 1 >$srvdevs/nullb0/sessions/$sess/force_close' &&
+			wait_for 30 eval '! srv_entry $sess' && ! rd $dev"
+
+	check "$st: unmap; the device is gone from the server's sysfs" \
+		eval "unmap $sess && wait_for 30 unmapped $sess && wait_for 30 on_server '! test -e $srvdevs/nullb0'"
+
+	check "$st: client unloaded, rnbd_server unloads cleanly" \
+		eval "unload_rnbd_rtrs && on_server 'wait_for 30 rmmod rnbd_server && ! mod_loaded rnbd_server && ! dmesg_bad'"
+}
+
+rxe_up || bail "rxe did not come up"
+unload_rnbd_rtrs
+on_server unload_rnbd_rtrs
+
+run_stack c "$ref"
+run_stack rnbd "$ours"
+run_stack rnbd-c "$ours"
+
+check "no kernel warnings on either side" eval "! dmesg_bad && on_server '! dmesg_bad'"
+ktap_finish
