@@ -8,12 +8,16 @@ use super::device::Target;
 use super::session::Session;
 use crate::proto::msg::{negotiate_version, Close, Io, MsgHdr, MsgType, Open, ReqOp, SessInfo, SessInfoRsp};
 use crate::rb::block::bio::{self, BioDone, BioOp, BioReq};
+use super::Handler;
 use crate::rb::rtrs_user::srv::SrvIo;
+
+/// An IO of ours.
+type ClientIo = SrvIo<Handler>;
 use kernel::prelude::*;
 use kernel::sync::{Arc, ArcBorrow};
 
 /// Handles one message of session `sess`; answers `io` (now or later).
-pub(crate) fn dispatch(sess: ArcBorrow<'_, Session>, mut io: SrvIo, usr: &[u8]) {
+pub(crate) fn dispatch(sess: ArcBorrow<'_, Session>, mut io: ClientIo, usr: &[u8]) {
     let hdr = match MsgHdr::decode(usr) {
         Ok(hdr) => hdr,
         Err(_) => {
@@ -65,15 +69,15 @@ struct IoDone {
     target: Arc<Target>,
 }
 
-impl BioDone<SrvIo> for IoDone {
-    fn done(self, io: SrvIo, status: Result) {
+impl BioDone<ClientIo> for IoDone {
+    fn done(self, io: ClientIo, status: Result) {
         io.respond(status);
         self.target.end_io();
     }
 }
 
 /// `process_rdma`: one block IO.
-fn process_io(sess: &Session, io: SrvIo, usr: &[u8]) {
+fn process_io(sess: &Session, io: ClientIo, usr: &[u8]) {
     let msg = match Io::decode(usr) {
         Ok(msg) => msg,
         Err(_) => {

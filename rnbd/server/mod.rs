@@ -83,7 +83,7 @@ pub(crate) struct Handler;
 impl SrvUser for Handler {
     type Session = Session;
 
-    fn connected(sess: &SessRef) -> Result<Arc<Session>> {
+    fn connected(sess: &SessRef<Self>) -> Result<Arc<Session>> {
         Session::new(sess)
     }
 
@@ -91,7 +91,7 @@ impl SrvUser for Handler {
         sess.destroy();
     }
 
-    fn rdma_ev(sess: ArcBorrow<'_, Session>, io: SrvIo, usr: &[u8]) {
+    fn rdma_ev(sess: ArcBorrow<'_, Session>, io: SrvIo<Self>, usr: &[u8]) {
         io::dispatch(sess, io, usr);
     }
 }

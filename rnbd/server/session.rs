@@ -10,6 +10,7 @@ use super::{params, server};
 use crate::proto::msg::{AccessMode, CachePolicy, Open, OpenRsp, NAME_MAX, PROTO_VER_MAJOR};
 use crate::rb::block::bdev::{Bdev, BdevFile};
 use crate::rb::rtrs_user::srv::SessRef;
+use super::Handler;
 use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use kernel::alloc::flags::GFP_ATOMIC;
 use kernel::alloc::{KBox, KVec};
@@ -49,7 +50,7 @@ pub(crate) struct Session {
 
 impl Session {
     /// `create_sess`, at the session's CONNECTED event.
-    pub(crate) fn new(rtrs: &SessRef) -> Result<Arc<Self>> {
+    pub(crate) fn new(rtrs: &SessRef<Handler>) -> Result<Arc<Self>> {
         let mut name = [0u8; NAME_MAX];
         let name_len = rtrs
             .path_name(&mut name)

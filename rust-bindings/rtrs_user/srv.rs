@@ -37,7 +37,7 @@ pub trait SrvUser: 'static {
 
     /// A session came up (`RTRS_SRV_LINK_EV_CONNECTED`). Its data, or the
     /// errno that refuses the session. May sleep.
-    fn connected(sess: &SessRef) -> Result<Arc<Self::Session>>;
+    fn connected(sess: &SessRef<Self>) -> Result<Arc<Self::Session>>;
 
     /// The session went down (`RTRS_SRV_LINK_EV_DISCONNECTED`): no more IO
     /// comes for it and all of its IO was answered. May sleep.
@@ -46,14 +46,19 @@ pub trait SrvUser: 'static {
     /// A request arrived (`rdma_ev`): `usr` is the client's message (valid
     /// for this call), `io` the data and the id to answer, now or later, from
     /// any context. Runs in process context and may sleep.
-    fn rdma_ev(sess: ArcBorrow<'_, Self::Session>, io: SrvIo, usr: &[u8]);
+    fn rdma_ev(sess: ArcBorrow<'_, Self::Session>, io: SrvIo<Self>, usr: &[u8]);
 }
 
 /// A session of the RTRS server, borrowed during its CONNECTED event.
+///
+/// Generic over the user, as [`SrvIo`] is: code that calls the functions
+/// `rtrs-server` exports is only built into modules that use them (every
+/// module carries `rust-bindings/`, and an unused non-generic function
+/// would still leave an undefined `rtrs_srv_*` symbol in, say, `rtrs-core`).
 #[repr(transparent)]
-pub struct SessRef(Opaque<ffi::rtrs_srv_sess>);
+pub struct SessRef<U: SrvUser + ?Sized>(Opaque<ffi::rtrs_srv_sess>, PhantomData<fn(&U)>);
 
-impl SessRef {
+impl<U: SrvUser + ?Sized> SessRef<U> {
     fn as_ptr(&self) -> *mut ffi::rtrs_srv_sess {
         self.0.get()
     }
@@ -89,17 +94,18 @@ impl SessRef {
 /// is its chunk's data part of `len` bytes (directly mapped, contiguous),
 /// valid and not used by RTRS until the answer.
 #[must_use = "an IO must be answered (respond), or the client waits for EIO"]
-pub struct SrvIo {
+pub struct SrvIo<U: SrvUser + ?Sized> {
     id: NonNull<ffi::rtrs_srv_op>,
     data: *mut u8,
     len: usize,
+    _user: PhantomData<fn(&U)>,
 }
 
 // SAFETY: `rtrs_srv_resp_rdma` may be called from any context (the C RNBD
 // server calls it from bio completion); the chunk is plain memory.
-unsafe impl Send for SrvIo {}
+unsafe impl<U: SrvUser + ?Sized> Send for SrvIo<U> {}
 
-impl SrvIo {
+impl<U: SrvUser + ?Sized> SrvIo<U> {
     /// Bytes of data.
     pub fn data_len(&self) -> usize {
         self.len
@@ -129,7 +135,7 @@ impl SrvIo {
     }
 }
 
-impl Drop for SrvIo {
+impl<U: SrvUser + ?Sized> Drop for SrvIo<U> {
     fn drop(&mut self) {
         pr_err!("rtrs server IO dropped unanswered, answering EIO\n");
         // SAFETY: an unanswered id (type invariant), answered once here.
@@ -141,7 +147,7 @@ impl Drop for SrvIo {
 // memory (RTRS allocates chunks with `alloc_pages`), fixed for the life of
 // the value, which owns it until the answer; `len` is at most the chunk
 // size (a u32 on the wire).
-unsafe impl BioBuffer for SrvIo {
+unsafe impl<U: SrvUser + ?Sized> BioBuffer for SrvIo<U> {
     fn bio_buffer(&self) -> (*mut u8, usize) {
         (self.data, self.len)
     }
@@ -186,7 +192,12 @@ unsafe extern "C" fn rdma_ev<U: SrvUser>(
     // not run during IO (function contract).
     let sess = unsafe { ArcBorrow::from_raw(priv_.cast::<U::Session>()) };
     // INVARIANT: an unanswered id and its chunk's data (function contract).
-    let io = SrvIo { id, data: data.cast(), len: if data.is_null() { 0 } else { datalen } };
+    let io = SrvIo::<U> {
+        id,
+        data: data.cast(),
+        len: if data.is_null() { 0 } else { datalen },
+        _user: PhantomData,
+    };
     let usr = if usr.is_null() || usrlen == 0 {
         &[][..]
     } else {
@@ -215,7 +226,7 @@ unsafe extern "C" fn link_ev<U: SrvUser>(
                 return EINVAL.to_errno();
             }
             // SAFETY: valid during the event (function contract).
-            let sref = unsafe { &*sess.cast::<SessRef>() };
+            let sref = unsafe { &*sess.cast::<SessRef<U>>() };
             match U::connected(sref) {
                 Ok(data) => {
                     // SAFETY: a live session; RTRS keeps the pointer and
