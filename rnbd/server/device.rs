@@ -10,9 +10,9 @@ use super::Server;
 use crate::proto::access::OpenPerm;
 use crate::proto::msg::{AccessMode, NAME_MAX};
 use crate::rb::block::bdev::{Bdev, BdevFile};
+use crate::rb::kvec::VecExt;
 use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use crate::rb::sysfs::Kobject;
-use crate::rb::kvec::VecExt;
 use kernel::alloc::KVec;
 use kernel::prelude::*;
 use kernel::str::BStr;
@@ -59,27 +59,50 @@ impl Server {
     /// Finds or adds the exported device of `bdev` and admits an opening in
     /// `mode` (`rnbd_srv_get_or_create_srv_dev`): `EPERM` if the device
     /// has as many writers as `mode` allows.
-    pub(crate) fn get_dev(&self, bdev: &Bdev, mode: AccessMode, sessname: &BStr) -> Result<Arc<SrvDev>> {
+    pub(crate) fn get_dev(
+        &self,
+        bdev: &Bdev,
+        mode: AccessMode,
+        sessname: &BStr,
+    ) -> Result<Arc<SrvDev>> {
         let name = DevName::of(bdev);
         let mut devs = self.devs.lock();
-        let at = match devs.iter().position(|e| e.dev.name.as_bytes() == name.as_bytes()) {
+        let at = match devs
+            .iter()
+            .position(|e| e.dev.name.as_bytes() == name.as_bytes())
+        {
             Some(at) => at,
             None => {
                 let files = DevFiles::new(&self.sysfs, name.as_bstr(), bdev)?;
                 let dev = Arc::new(SrvDev { name, files }, GFP_KERNEL)?;
-                devs.push(DevEntry { dev, perm: OpenPerm::new(), users: 0 }, GFP_KERNEL)?;
+                devs.push(
+                    DevEntry {
+                        dev,
+                        perm: OpenPerm::new(),
+                        users: 0,
+                    },
+                    GFP_KERNEL,
+                )?;
                 devs.len() - 1
             }
         };
         let e = devs.get_mut(at).ok_or(EINVAL)?;
         if let Err(err) = e.perm.open(mode) {
-            let what = if mode == AccessMode::Rw { "RW" } else { "migration" };
+            let what = if mode == AccessMode::Rw {
+                "RW"
+            } else {
+                "migration"
+            };
             pr_err!(
                 "Mapping device '{}' for session {} with {} permissions failed. Device already opened as 'RW' by {} client(s), access mode {}.\n",
                 e.dev.name.as_bstr(), sessname, what, e.perm.writers(), mode.as_str()
             );
             let unused = e.users == 0;
-            let removed = if unused { Some(devs.swap_remove(at)) } else { None };
+            let removed = if unused {
+                Some(devs.swap_remove(at))
+            } else {
+                None
+            };
             drop(devs);
             drop(removed);
             return Err(super::errno(err));
@@ -100,7 +123,11 @@ impl Server {
             Some(e) => {
                 e.perm.close(mode);
                 e.users = e.users.saturating_sub(1);
-                if e.users == 0 { Some(devs.swap_remove(at)) } else { None }
+                if e.users == 0 {
+                    Some(devs.swap_remove(at))
+                } else {
+                    None
+                }
             }
             None => None,
         };
@@ -188,6 +215,10 @@ impl SessDev {
         self.target.drain();
         drop(self.files.take());
         srv.put_dev(&self.dev, self.mode);
-        pr_info!("<{}@{}>: Device closed\n", BStr::from_bytes(&self.mapping_path), sessname);
+        pr_info!(
+            "<{}@{}>: Device closed\n",
+            BStr::from_bytes(&self.mapping_path),
+            sessname
+        );
     }
 }

@@ -6,9 +6,11 @@
 
 use super::device::Target;
 use super::session::Session;
-use crate::proto::msg::{negotiate_version, Close, Io, MsgHdr, MsgType, Open, ReqOp, SessInfo, SessInfoRsp};
-use crate::rb::block::bio::{self, BioDone, BioOp, BioReq};
 use super::Handler;
+use crate::proto::msg::{
+    negotiate_version, Close, Io, MsgHdr, MsgType, Open, ReqOp, SessInfo, SessInfoRsp,
+};
+use crate::rb::block::bio::{self, BioDone, BioOp, BioReq};
 use crate::rb::rtrs_user::srv::SrvIo;
 
 /// An IO of ours.
@@ -22,7 +24,11 @@ pub(crate) fn dispatch(sess: ArcBorrow<'_, Session>, mut io: ClientIo, usr: &[u8
         Ok(hdr) => hdr,
         Err(_) => {
             let ty = usr.get(..2).map_or(0, |b| u16::from_le_bytes([b[0], b[1]]));
-            pr_warn!("Received unexpected message type {} from session {}\n", ty, sess.name());
+            pr_warn!(
+                "Received unexpected message type {} from session {}\n",
+                ty,
+                sess.name()
+            );
             io.respond(Err(EINVAL));
             return;
         }
@@ -39,7 +45,11 @@ pub(crate) fn dispatch(sess: ArcBorrow<'_, Session>, mut io: ClientIo, usr: &[u8
             Ok(())
         }
         MsgType::SessInfoRsp | MsgType::OpenRsp => {
-            pr_warn!("Received unexpected message type {} from session {}\n", hdr.msg_type.to_wire(), sess.name());
+            pr_warn!(
+                "Received unexpected message type {} from session {}\n",
+                hdr.msg_type.to_wire(),
+                sess.name()
+            );
             Err(EINVAL)
         }
     };
@@ -105,7 +115,11 @@ fn process_io(sess: &Session, io: ClientIo, usr: &[u8]) {
     };
     if target.read_only && op != BioOp::Read {
         // The C server relies on the client for this; we refuse too.
-        pr_err!("Session {}: write to read-only device id {}\n", sess.name(), msg.device_id);
+        pr_err!(
+            "Session {}: write to read-only device id {}\n",
+            sess.name(),
+            msg.device_id
+        );
         io.respond(Err(EROFS));
         target.end_io();
         return;
@@ -120,7 +134,9 @@ fn process_io(sess: &Session, io: ClientIo, usr: &[u8]) {
         prio: msg.prio_for_version(sess.ver()),
     };
     let bdev = target.file.bdev();
-    let done = IoDone { target: target.clone() };
+    let done = IoDone {
+        target: target.clone(),
+    };
     if let Err((io, done, e)) = bio::submit(bdev, &req, io, done) {
         pr_err!(
             "Session {}: IO on device id {} refused (op {:?}, {} bytes of data, bi_size {}), err: {}\n",

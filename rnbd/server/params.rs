@@ -28,7 +28,10 @@ impl ParamValue for DevSearchPath {
     fn set(&self, val: Option<&CStr>, locked: &mut ParamLocked) -> Result {
         let v = devpath::param_value(val.ok_or(EINVAL)?.as_bytes()).map_err(super::errno)?;
         self.0.store(v, locked)?;
-        pr_info!("dev_search_path changed to '{}'\n", kernel::str::BStr::from_bytes(v));
+        pr_info!(
+            "dev_search_path changed to '{}'\n",
+            kernel::str::BStr::from_bytes(v)
+        );
         Ok(())
     }
 

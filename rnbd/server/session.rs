@@ -6,11 +6,11 @@
 
 use super::device::{SessDev, Target};
 use super::sysfs::{sess_dev_files, SessDevFiles};
+use super::Handler;
 use super::{params, server};
 use crate::proto::msg::{AccessMode, CachePolicy, Open, OpenRsp, NAME_MAX, PROTO_VER_MAJOR};
 use crate::rb::block::bdev::{Bdev, BdevFile};
 use crate::rb::rtrs_user::srv::SessRef;
-use super::Handler;
 use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use kernel::alloc::flags::GFP_ATOMIC;
 use kernel::alloc::{KBox, KVec};
@@ -67,7 +67,11 @@ impl Session {
             }),
             GFP_KERNEL,
         )?;
-        pr_info!("RTRS Session {} connected, queue depth {}\n", sess.name(), sess.queue_depth);
+        pr_info!(
+            "RTRS Session {} connected, queue depth {}\n",
+            sess.name(),
+            sess.queue_depth
+        );
         Ok(sess)
     }
 
@@ -219,22 +223,31 @@ impl Session {
             )
         })?;
         let srv = server()?;
-        let dev = srv.get_dev(file.bdev(), msg.access_mode, self.name()).inspect_err(|e| {
-            pr_err!(
+        let dev =
+            srv.get_dev(file.bdev(), msg.access_mode, self.name())
+                .inspect_err(|e| {
+                    pr_err!(
                 "Opening device '{}' on session {} failed, creating srv_dev failed, err: {}\n",
                 path.as_bstr(), self.name(), e.to_errno()
             )
-        })?;
+                })?;
         let res = self.add_sess_dev(msg, file, &dev, rsp);
         if let Err(e) = res {
             pr_err!(
                 "<{}@{}>: Opening device failed, err: {}\n",
-                dev_name, self.name(), e.to_errno()
+                dev_name,
+                self.name(),
+                e.to_errno()
             );
             srv.put_dev(&dev, msg.access_mode);
             return Err(e);
         }
-        pr_info!("<{}@{}>: Opened device '{}'\n", dev_name, self.name(), dev.name.as_bstr());
+        pr_info!(
+            "<{}@{}>: Opened device '{}'\n",
+            dev_name,
+            self.name(),
+            dev.name.as_bstr()
+        );
         Ok(())
     }
 
@@ -266,7 +279,14 @@ impl Session {
             )?;
             fill_open_rsp(rsp, id, target.file.bdev())?;
             Ok(KBox::new(
-                SessDev { serial, mapping_path, mode: msg.access_mode, target, dev: dev.clone(), files: Some(files) },
+                SessDev {
+                    serial,
+                    mapping_path,
+                    mode: msg.access_mode,
+                    target,
+                    dev: dev.clone(),
+                    files: Some(files),
+                },
                 GFP_KERNEL,
             )?)
         })();

@@ -12,7 +12,9 @@ use super::session::Session;
 use crate::proto::msg::AccessMode;
 use crate::proto::sysfs::{parse_force_close, read_only_str, FORCE_CLOSE_USAGE};
 use crate::rb::block::bdev::Bdev;
-use crate::rb::sysfs::{attributes, Attribute, Attributes, Class, Device, Kobject, Link, Page, Store};
+use crate::rb::sysfs::{
+    attributes, Attribute, Attributes, Class, Device, Kobject, Link, Page, Store,
+};
 use core::fmt::Write;
 use kernel::alloc::KVec;
 use kernel::c_str;
@@ -36,7 +38,11 @@ impl Sysfs {
         let class = Class::new(c_str!("rnbd-server"))?;
         let ctl = Device::new(&class, format_args!("ctl"), &CTL_ATTRS, ())?;
         let devices = Kobject::dir(&ctl, format_args!("devices"))?;
-        Ok(Self { devices, _ctl: ctl, _class: class })
+        Ok(Self {
+            devices,
+            _ctl: ctl,
+            _class: class,
+        })
     }
 }
 
@@ -55,7 +61,11 @@ impl DevFiles {
         let dir = Kobject::dir(&sysfs.devices, format_args!("{}", name))?;
         let sessions = Kobject::dir(&dir, format_args!("sessions"))?;
         let link = Link::new(&dir, &bdev.disk_kobject(), format_args!("block_dev"))?;
-        Ok(Self { _link: link, sessions, _dir: dir })
+        Ok(Self {
+            _link: link,
+            sessions,
+            _dir: dir,
+        })
     }
 }
 
@@ -73,9 +83,17 @@ static SESS_DEV_ATTRS: Attributes<SessDevFiles> =
     attributes!(SessDevFiles: AccessModeAttr, ReadOnly, MappingPath, ForceClose);
 
 /// `rnbd_srv_create_dev_session_sysfs`.
-pub(crate) fn sess_dev_files(sessions: &Kobject<()>, data: SessDevFiles) -> Result<Kobject<SessDevFiles>> {
+pub(crate) fn sess_dev_files(
+    sessions: &Kobject<()>,
+    data: SessDevFiles,
+) -> Result<Kobject<SessDevFiles>> {
     let sess = data.sess.clone();
-    Kobject::new(sessions, format_args!("{}", sess.name()), &SESS_DEV_ATTRS, data)
+    Kobject::new(
+        sessions,
+        format_args!("{}", sess.name()),
+        &SESS_DEV_ATTRS,
+        data,
+    )
 }
 
 struct AccessModeAttr;
@@ -100,7 +118,11 @@ impl Attribute for ReadOnly {
     const MODE: u16 = 0o444;
 
     fn show(d: &SessDevFiles, page: &mut Page<'_>) -> Result {
-        Ok(writeln!(page, "{}", read_only_str(d.mode == AccessMode::Ro))?)
+        Ok(writeln!(
+            page,
+            "{}",
+            read_only_str(d.mode == AccessMode::Ro)
+        )?)
     }
 }
 
@@ -133,7 +155,12 @@ impl Attribute for ForceClose {
     fn store(d: &SessDevFiles, input: &[u8], ctx: &mut Store<'_>) -> Result<usize> {
         let who = BStr::from_bytes(&d.mapping_path);
         if parse_force_close(input).is_err() {
-            pr_err!("<{}@{}>: force_close: invalid value: '{}'\n", who, d.sess.name(), BStr::from_bytes(input));
+            pr_err!(
+                "<{}@{}>: force_close: invalid value: '{}'\n",
+                who,
+                d.sess.name(),
+                BStr::from_bytes(input)
+            );
             return Err(EINVAL);
         }
         pr_info!("<{}@{}>: force close requested\n", who, d.sess.name());

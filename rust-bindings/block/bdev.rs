@@ -45,10 +45,17 @@ impl BdevFile {
         // SAFETY: `path` is a NUL-terminated string valid for the call; a
         // NULL holder and holder ops ask for a shared open.
         let file = from_err_ptr(unsafe {
-            ffi::bdev_file_open_by_path(path.as_char_ptr(), mode, core::ptr::null_mut(), core::ptr::null())
+            ffi::bdev_file_open_by_path(
+                path.as_char_ptr(),
+                mode,
+                core::ptr::null_mut(),
+                core::ptr::null(),
+            )
         })?;
         // INVARIANT: a successful open returns a valid file; we own it.
-        Ok(Self { file: NonNull::new(file).ok_or(EINVAL)? })
+        Ok(Self {
+            file: NonNull::new(file).ok_or(EINVAL)?,
+        })
     }
 
     /// The block device.

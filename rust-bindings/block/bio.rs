@@ -119,7 +119,11 @@ unsafe extern "C" fn end_io<B: BioBuffer, C: BioDone<B>>(bio: *mut ffi::bio) {
         (errno, inflight)
     };
     let InFlight { buf, ctx } = KBox::into_inner(inflight);
-    let status = if errno == 0 { Ok(()) } else { Err(Error::from_errno(errno)) };
+    let status = if errno == 0 {
+        Ok(())
+    } else {
+        Err(Error::from_errno(errno))
+    };
     ctx.done(buf, status);
 }
 
@@ -153,7 +157,12 @@ pub fn submit<B: BioBuffer, C: BioDone<B>>(
     // SAFETY: `bdev` is an open block device; `GFP_KERNEL` allows sleeping,
     // which the caller may (documented).
     let bio = unsafe {
-        ffi::bio_alloc(bdev.as_ptr(), u16::from(len != 0), req.opf(), kernel::bindings::GFP_KERNEL)
+        ffi::bio_alloc(
+            bdev.as_ptr(),
+            u16::from(len != 0),
+            req.opf(),
+            kernel::bindings::GFP_KERNEL,
+        )
     };
     if bio.is_null() {
         return Err((buf, ctx, ENOMEM));

@@ -69,7 +69,9 @@ impl<U: SrvUser + ?Sized> SessRef<U> {
     pub fn path_name<'b>(&self, buf: &'b mut [u8]) -> Result<&'b [u8]> {
         // SAFETY: a live session (borrowed during its CONNECTED event);
         // `buf` has `buf.len()` writable bytes.
-        let ret = unsafe { ffi::rtrs_srv_get_path_name(self.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+        let ret = unsafe {
+            ffi::rtrs_srv_get_path_name(self.as_ptr(), buf.as_mut_ptr().cast(), buf.len())
+        };
         kernel::error::to_result(ret)?;
         let n = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
         Ok(&buf[..n])
@@ -232,7 +234,9 @@ unsafe extern "C" fn link_ev<U: SrvUser>(
                     // SAFETY: a live session; RTRS keeps the pointer and
                     // passes it back, and the reference it stands for is
                     // taken back at DISCONNECTED.
-                    unsafe { ffi::rtrs_srv_set_sess_priv(sess, Arc::into_raw(data).cast_mut().cast()) };
+                    unsafe {
+                        ffi::rtrs_srv_set_sess_priv(sess, Arc::into_raw(data).cast_mut().cast())
+                    };
                     0
                 }
                 Err(e) => e.to_errno(),
@@ -284,7 +288,10 @@ impl<U: SrvUser> SrvCtx<U> {
             ffi::rtrs_srv_open(core::ptr::from_ref(ops).cast_mut(), port)
         })?;
         // INVARIANT: a successful open, with `Ops::<U>::OPS`.
-        Ok(Self { ctx: NonNull::new(ctx).ok_or(EINVAL)?, _user: PhantomData })
+        Ok(Self {
+            ctx: NonNull::new(ctx).ok_or(EINVAL)?,
+            _user: PhantomData,
+        })
     }
 }
 
