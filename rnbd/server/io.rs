@@ -113,7 +113,9 @@ fn process_io(sess: &Session, io: ClientIo, usr: &[u8]) {
         ReqOp::SecureErase => BioOp::SecureErase,
         ReqOp::WriteZeroes => BioOp::WriteZeroes,
     };
-    if target.read_only && op != BioOp::Read {
+    // An empty flush changes nothing; anything else but a read does.
+    let empty_flush = opf.preflush && msg.bi_size == 0 && io.data_len() == 0;
+    if target.read_only && op != BioOp::Read && !empty_flush {
         // The C server relies on the client for this; we refuse too.
         pr_err!(
             "Session {}: write to read-only device id {}\n",

@@ -9,7 +9,8 @@
 # mapping refuses writes; a second rw mapping from another session is
 # refused (EPERM), a migration one is not; an unknown device is refused
 # (ENOENT) with a log line; unmap removes the server's entry; force_close
-# drops a session's device; unloading afterwards is clean.
+# drops a session's device; unloading rnbd-server with a session mapping a
+# device, and unloading everything afterwards, is clean.
 . "$(dirname "$0")/lib.sh"
 
 sess=rnbd-srv
@@ -17,7 +18,7 @@ ctl=/sys/class/rnbd-client/ctl
 srvdevs=/sys/class/rnbd-server/ctl/devices
 ref=/tmp/rnbd-srv-ref
 ours=/tmp/rnbd-srv-ours
-ktap_plan 37
+ktap_plan 40
 
 cleanup() {
 	local d
@@ -78,7 +79,7 @@ run_stack() {
 	check "$st: map rw, the disk appears" eval "map $sess && wait_for 60 mapped $sess"
 	dev=/dev/$(clt_dev $sess)
 	check "$st: fio writes 16 MiB randrw and verifies it" \
-		fio_verify "$dev" --rw=randrw --bs=64k --iodepth=16 --size=16M
+		fio_verify "$dev" --rw=randrw --bs=32k --iodepth=8 --size=16M
 	check "$st: a second session maps it ro" eval "map $sess-ro access_mode=ro && wait_for 60 mapped $sess-ro"
 	ro=/dev/$(clt_dev $sess-ro)
 
@@ -116,8 +117,13 @@ run_stack() {
 	check "$st: unmap; the device is gone from the server's sysfs" \
 		eval "unmap $sess && wait_for 30 unmapped $sess && wait_for 30 on_server '! test -e $srvdevs/nullb0'"
 
-	check "$st: client unloaded, rnbd_server unloads cleanly" \
-		eval "unload_rnbd_rtrs && on_server 'wait_for 30 rmmod rnbd_server && ! mod_loaded rnbd_server && ! dmesg_bad'"
+	check "$st: rmmod rnbd_server while a session has the device mapped" \
+		eval "map $sess && wait_for 60 mapped $sess &&
+			on_server 'wait_for 30 rmmod rnbd_server && ! mod_loaded rnbd_server && ! dmesg_bad'"
+	echo force >"/sys/block/$(clt_dev $sess)/rnbd/unmap_device"
+
+	check "$st: client unloaded; the server stack unloads cleanly" \
+		eval "unload_rnbd_rtrs && on_server 'wait_for 30 eval \"unload_rnbd_rtrs; ! mod_loaded rtrs_server\" && ! dmesg_bad'"
 }
 
 rxe_up || bail "rxe did not come up"
