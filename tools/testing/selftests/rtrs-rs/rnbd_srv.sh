@@ -9,7 +9,8 @@
 # mapping refuses writes; a second rw mapping from another session is
 # refused (EPERM), a migration one is not; an unknown device is refused
 # (ENOENT) with a log line; unmap removes the server's entry; force_close
-# drops a session's device; unloading rnbd-server with a session mapping a
+# drops a session's device; dev_search_path with %SESSNAME% finds a device
+# in the session's directory; unloading rnbd-server with a session mapping a
 # device, and unloading everything afterwards, is clean.
 . "$(dirname "$0")/lib.sh"
 
@@ -18,7 +19,7 @@ ctl=/sys/class/rnbd-client/ctl
 srvdevs=/sys/class/rnbd-server/ctl/devices
 ref=/tmp/rnbd-srv-ref
 ours=/tmp/rnbd-srv-ours
-ktap_plan 40
+ktap_plan 43
 
 cleanup() {
 	local d
@@ -30,16 +31,20 @@ cleanup() {
 }
 trap cleanup EXIT
 
-map() { # <sessname> [options]: map /dev/nullb0 over link 0
+# The device path clients map: /dev/nullb0, or relative to a
+# dev_search_path.
+dp=/dev/nullb0
+map() { # <sessname> [options]: map $dp over link 0
 	local s=$1
 	shift
-	echo "sessname=$s path=ip:$SERVER_IP0 device_path=/dev/nullb0 $*" >"$ctl/map_device"
+	echo "sessname=$s path=ip:$SERVER_IP0 device_path=$dp $*" >"$ctl/map_device"
 }
-# The client's disk for session <s> (its devices/ link), e.g. rnbd1.
-clt_dev() { basename "$(readlink -f "$ctl/devices/!dev!nullb0@$1")"; }
-mapped() { [ -L "$ctl/devices/!dev!nullb0@$1" ] && [ -b "/dev/$(clt_dev "$1")" ]; }
+# The client's devices/ link for session <s>, and its disk, e.g. rnbd1.
+clt_link() { echo "$ctl/devices/${dp//\//!}@$1"; }
+clt_dev() { basename "$(readlink -f "$(clt_link "$1")")"; }
+mapped() { [ -L "$(clt_link "$1")" ] && [ -b "/dev/$(clt_dev "$1")" ]; }
 unmap() { echo normal >"/sys/block/$(clt_dev "$1")/rnbd/unmap_device"; }
-unmapped() { ! [ -e "$ctl/devices/!dev!nullb0@$1" ]; }
+unmapped() { ! [ -e "$(clt_link "$1")" ]; }
 # map_refused <error text> <sessname> [options]: the map fails with it.
 map_refused() {
 	local want=$1 out
@@ -65,6 +70,17 @@ srv_record() {
 	echo "block_dev -> $(basename "$(readlink "$d/devices/nullb0/block_dev")")"
 	try_write "$d/devices/nullb0/sessions/$1" force_close 0
 }
+# srv_reload_rnbd <stack> [params]: on the server, rnbd-server of <stack>
+# again, with [params].
+srv_reload_rnbd() {
+	local st=$1
+	shift
+	rmmod rnbd_server || return 1
+	case $st in
+	c | rtrs) modprobe rnbd-server "$@" ;;
+	*) insmod "$MODDIR/rnbd-server.ko" "$@" ;;
+	esac
+}
 srv_entry() { on_server "test -e $srvdevs/nullb0/sessions/$1"; }
 srv_logged() { on_server "kmsg_since $1 | grep -q '$2'"; }
 
@@ -79,11 +95,12 @@ run_stack() {
 	check "$st: map rw, the disk appears" eval "map $sess && wait_for 60 mapped $sess"
 	dev=/dev/$(clt_dev $sess)
 	check "$st: fio writes 16 MiB randrw and verifies it" \
-		fio_verify "$dev" --rw=randrw --bs=32k --iodepth=8 --size=16M
+		fio_verify "$dev" --rw=randrw --bs=32k --iodepth=4 --size=16M
 	check "$st: a second session maps it ro" eval "map $sess-ro access_mode=ro && wait_for 60 mapped $sess-ro"
 	ro=/dev/$(clt_dev $sess-ro)
 
 	on_server "$(declare -f srv_record); srv_record $sess" >"$out" 2>&1
+	on_server 'grep -H . /sys/module/rnbd_server/parameters/*' >>"$out" 2>&1
 	if [ "$st" = c ]; then
 		check "c: the reference server sysfs has both sessions" \
 			eval "grep -q 'sessions/$sess-ro/read_only' '$out' && grep -q 'sessions/$sess/access_mode' '$out'"
@@ -117,10 +134,21 @@ run_stack() {
 	check "$st: unmap; the device is gone from the server's sysfs" \
 		eval "unmap $sess && wait_for 30 unmapped $sess && wait_for 30 on_server '! test -e $srvdevs/nullb0'"
 
-	check "$st: rmmod rnbd_server while a session has the device mapped" \
+	# Devices in a per-session namespace: dev_search_path with %SESSNAME%.
+	on_server "$(declare -f srv_reload_rnbd); mkdir -p /tmp/rnbd-srv/$sess && ln -sf /dev/nullb0 /tmp/rnbd-srv/$sess/disk &&
+		srv_reload_rnbd $st dev_search_path=/tmp/rnbd-srv/%SESSNAME%" ||
+		bail "$st: cannot reload rnbd-server with dev_search_path"
+	dp=disk
+	check "$st: dev_search_path with %SESSNAME% maps 'disk' of the session's directory" \
 		eval "map $sess && wait_for 60 mapped $sess &&
-			on_server 'wait_for 30 rmmod rnbd_server && ! mod_loaded rnbd_server && ! dmesg_bad'"
+			on_server 'grep -qx /tmp/rnbd-srv/%SESSNAME% /sys/module/rnbd_server/parameters/dev_search_path &&
+				grep -qx disk $srvdevs/nullb0/sessions/$sess/mapping_path' &&
+			fio_verify /dev/\$(clt_dev $sess) --rw=randrw --bs=4k --iodepth=4 --size=1M"
+
+	check "$st: rmmod rnbd_server while a session has the device mapped" \
+		on_server 'wait_for 30 rmmod rnbd_server && ! mod_loaded rnbd_server && ! dmesg_bad'
 	echo force >"/sys/block/$(clt_dev $sess)/rnbd/unmap_device"
+	dp=/dev/nullb0
 
 	check "$st: client unloaded; the server stack unloads cleanly" \
 		eval "unload_rnbd_rtrs && on_server 'wait_for 30 eval \"unload_rnbd_rtrs; ! mod_loaded rtrs_server\" && ! dmesg_bad'"
