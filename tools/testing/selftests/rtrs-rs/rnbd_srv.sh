@@ -4,6 +4,7 @@
 # Our rnbd-server under the unmodified C rnbd-client, on our rtrs-server
 # (stack rnbd) and on the C one (stack rnbd-c), after the same flow on the
 # C server (stack c) as the reference: map a null_blk rw, verified IO, a
+# discard that reads back as zeros, a
 # second session maps it ro; the server's sysfs tree (names, modes, what the
 # files show, a bad force_close write) must be the C server's; the ro
 # mapping refuses writes; a second rw mapping from another session is
@@ -19,7 +20,7 @@ ctl=/sys/class/rnbd-client/ctl
 srvdevs=/sys/class/rnbd-server/ctl/devices
 ref=/tmp/rnbd-srv-ref
 ours=/tmp/rnbd-srv-ours
-ktap_plan 43
+ktap_plan 46
 
 cleanup() {
 	local d
@@ -59,6 +60,18 @@ map_refused() {
 rd() { fio --name=rd --filename="$1" --rw=read --bs=4k --size=64k --direct=1 --ioengine=psync >/dev/null 2>&1; }
 wr() { fio --name=wr --filename="$1" --rw=write --bs=4k --size=64k --direct=1 --ioengine=psync >/dev/null 2>&1; }
 
+# Non-zero bytes in the first MiB of <dev>.
+nonzero() { dd if="$1" bs=64k count=16 2>/dev/null | tr -d '\0' | wc -c; }
+# Fills the first MiB of <dev>, discards it, and reads zeros back (a
+# memory-backed null_blk with discard=1 frees what is discarded).
+discard_zeroes() {
+	fio --name=fill --filename="$1" --rw=write --bs=64k --size=1M --direct=1 \
+		--ioengine=psync --buffer_pattern=0xaa >/dev/null 2>&1 || return 1
+	[ "$(nonzero "$1")" = 1048576 ] || { diag "the pattern did not land"; return 1; }
+	blkdiscard -o 0 -l 1048576 "$1" || return 1
+	[ "$(nonzero "$1")" = 0 ]
+}
+
 # On the server: the tree below ctl/, what the files show, a bad write.
 srv_record() {
 	local d=/sys/class/rnbd-server/ctl f
@@ -96,6 +109,7 @@ run_stack() {
 	dev=/dev/$(clt_dev $sess)
 	check "$st: fio writes 16 MiB randrw and verifies it" \
 		fio_verify "$dev" --rw=randrw --bs=32k --iodepth=4 --size=16M
+	check "$st: a discard reaches the disk: written data reads back as zeros" discard_zeroes "$dev"
 	check "$st: a second session maps it ro" eval "map $sess-ro access_mode=ro && wait_for 60 mapped $sess-ro"
 	ro=/dev/$(clt_dev $sess-ro)
 
@@ -156,7 +170,9 @@ run_stack() {
 
 rxe_up || bail "rxe did not come up"
 unload_rnbd_rtrs
-on_server unload_rnbd_rtrs
+on_server 'unload_rnbd_rtrs; rmmod null_blk 2>/dev/null
+	modprobe null_blk nr_devices=1 gb=1 memory_backed=1 discard=1' ||
+	bail "server: cannot load null_blk with discard"
 
 run_stack c "$ref"
 run_stack rnbd "$ours"
