@@ -27,3 +27,4 @@ pub mod sysfs;
 pub mod workqueue;
 pub mod block;
 pub mod rtrs_user;
+pub mod ratelimit;

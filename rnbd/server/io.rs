@@ -91,13 +91,13 @@ fn process_io(sess: &Session, io: ClientIo, usr: &[u8]) {
     let msg = match Io::decode(usr) {
         Ok(msg) => msg,
         Err(_) => {
-            pr_err!("Session {}: malformed IO message\n", sess.name());
+            pr_err_rl!("Session {}: malformed IO message\n", sess.name());
             io.respond(Err(EINVAL));
             return;
         }
     };
     let Some(target) = sess.start_io(msg.device_id) else {
-        pr_err!(
+        pr_err_rl!(
             "Got I/O request on session {} for unknown device id {}\n",
             sess.name(),
             msg.device_id
@@ -117,7 +117,7 @@ fn process_io(sess: &Session, io: ClientIo, usr: &[u8]) {
     let empty_flush = opf.preflush && msg.bi_size == 0 && io.data_len() == 0;
     if target.read_only && op != BioOp::Read && !empty_flush {
         // The C server relies on the client for this; we refuse too.
-        pr_err!(
+        pr_err_rl!(
             "Session {}: write to read-only device id {}\n",
             sess.name(),
             msg.device_id
@@ -140,7 +140,7 @@ fn process_io(sess: &Session, io: ClientIo, usr: &[u8]) {
         target: target.clone(),
     };
     if let Err((io, done, e)) = bio::submit(bdev, &req, io, done) {
-        pr_err!(
+        pr_err_rl!(
             "Session {}: IO on device id {} refused (op {:?}, {} bytes of data, bi_size {}), err: {}\n",
             sess.name(),
             msg.device_id,

@@ -8,12 +8,6 @@
 //! `dev_lock`), then `Session::devs` (C's `index_idr`), then a target's
 //! `inflight`.
 
-pub(crate) mod device;
-pub(crate) mod io;
-pub(crate) mod params;
-pub(crate) mod session;
-pub(crate) mod sysfs;
-
 use crate::rb::global::Global;
 use crate::rb::rtrs_user::srv::{SessRef, SrvIo, SrvUser};
 use device::DevEntry;
@@ -21,6 +15,23 @@ use kernel::alloc::KVec;
 use kernel::prelude::*;
 use kernel::sync::{Arc, ArcBorrow, Mutex};
 use session::Session;
+
+/// `pr_err!` at most at the kernel's printk rate: for what a client can
+/// trigger at will (C's `pr_err_ratelimited`). Textually scoped: the
+/// modules below see it.
+macro_rules! pr_err_rl {
+    ($($arg:tt)*) => {
+        if $crate::rb::ratelimit::printk_ratelimit(::kernel::c_str!("rnbd_server")) {
+            ::kernel::pr_err!($($arg)*);
+        }
+    };
+}
+
+pub(crate) mod device;
+pub(crate) mod io;
+pub(crate) mod params;
+pub(crate) mod session;
+pub(crate) mod sysfs;
 
 /// A pure-protocol error as a kernel errno.
 pub(crate) fn errno(e: crate::proto::error::Error) -> Error {
