@@ -147,6 +147,52 @@ unsigned int rb_helper_raw_smp_processor_id(void) { return raw_smp_processor_id(
 void rb_helper_dev_set_uevent_suppress(struct device *dev, int val)
 { dev_set_uevent_suppress(dev, val); }
 
+/* linux/blkdev.h, linux/bio.h: rust-bindings/block/ */
+
+#include <linux/bio.h>
+#include <linux/blkdev.h>
+
+sector_t rb_helper_bdev_nr_sectors(struct block_device *bdev) { return bdev_nr_sectors(bdev); }
+
+unsigned int rb_helper_bdev_logical_block_size(struct block_device *bdev)
+{ return bdev_logical_block_size(bdev); }
+
+unsigned int rb_helper_bdev_physical_block_size(struct block_device *bdev)
+{ return bdev_physical_block_size(bdev); }
+
+unsigned int rb_helper_bdev_max_segments(struct block_device *bdev) { return bdev_max_segments(bdev); }
+
+unsigned int rb_helper_bdev_max_hw_sectors(struct block_device *bdev)
+{ return queue_max_hw_sectors(bdev_get_queue(bdev)); }
+
+unsigned int rb_helper_bdev_write_zeroes_sectors(struct block_device *bdev)
+{ return bdev_write_zeroes_sectors(bdev); }
+
+unsigned int rb_helper_bdev_max_discard_sectors(struct block_device *bdev)
+{ return bdev_max_discard_sectors(bdev); }
+
+unsigned int rb_helper_bdev_discard_granularity(struct block_device *bdev)
+{ return bdev_discard_granularity(bdev); }
+
+unsigned int rb_helper_bdev_max_secure_erase_sectors(struct block_device *bdev)
+{ return bdev_max_secure_erase_sectors(bdev); }
+
+bool rb_helper_bdev_write_cache(struct block_device *bdev) { return bdev_write_cache(bdev); }
+
+bool rb_helper_bdev_fua(struct block_device *bdev) { return bdev_fua(bdev); }
+
+bool rb_helper_bdev_nonrot(struct block_device *bdev) { return bdev_nonrot(bdev); }
+
+int rb_helper_bdev_name(struct block_device *bdev, char *buf, size_t len)
+{ return snprintf(buf, len, "%pg", bdev); }
+
+struct kobject *rb_helper_bdev_disk_kobj(struct block_device *bdev)
+{ return &disk_to_dev(bdev->bd_disk)->kobj; }
+
+struct bio *rb_helper_bio_alloc(struct block_device *bdev, unsigned short nr_vecs, blk_opf_t opf,
+				gfp_t gfp)
+{ return bio_alloc(bdev, nr_vecs, opf, gfp); }
+
 /* linux/blk-mq.h, linux/blkdev.h: rust-bindings/block/ (client side) */
 
 #include <linux/blk-mq.h>

@@ -10,6 +10,7 @@
 
 #![allow(dead_code, unused_imports, unused_macros)]
 
+pub mod block;
 pub mod cpu;
 pub mod errno;
 pub mod ffi;
@@ -20,10 +21,10 @@ pub mod net;
 pub mod once;
 pub mod param;
 pub mod random;
+pub mod ratelimit;
 pub mod rdma;
 pub mod rtrs_api;
+pub mod rtrs_user;
 pub mod sync;
 pub mod sysfs;
 pub mod workqueue;
-pub mod block;
-pub mod rtrs_user;

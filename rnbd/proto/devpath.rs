@@ -56,14 +56,7 @@ impl DevSearchPath {
     /// NUL) must be shorter than `PATH_MAX` (`EINVAL` otherwise, and the old
     /// value stays); it is cut at its last newline.
     pub fn set(&mut self, val: &[u8]) -> Result<(), Error> {
-        let val = val.split(|&b| b == 0).next().unwrap_or_default();
-        if val.len() >= PATH_MAX {
-            return Err(Error::Inval);
-        }
-        let val = match val.iter().rposition(|&b| b == b'\n') {
-            Some(nl) => val.get(..nl).unwrap_or_default(),
-            None => val,
-        };
+        let val = param_value(val)?;
         let dst = self.buf.get_mut(..val.len()).ok_or(Error::Inval)?;
         dst.copy_from_slice(val);
         // INVARIANT: val.len() < PATH_MAX and val holds no NUL.
@@ -91,6 +84,20 @@ impl Default for DevSearchPath {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// The value `dev_search_path_set` stores for a write of `val`: `val` up
+/// to a NUL, which must be shorter than `PATH_MAX` (`EINVAL` otherwise),
+/// cut at its last newline.
+pub fn param_value(val: &[u8]) -> Result<&[u8], Error> {
+    let val = val.split(|&b| b == 0).next().unwrap_or_default();
+    if val.len() >= PATH_MAX {
+        return Err(Error::Inval);
+    }
+    Ok(match val.iter().rposition(|&b| b == b'\n') {
+        Some(nl) => val.get(..nl).unwrap_or_default(),
+        None => val,
+    })
 }
 
 /// Whether `name` is one ordinary path component.
@@ -166,6 +173,18 @@ pub fn full_path(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn param_value_cuts_at_last_newline() {
+        assert_eq!(param_value(b"/dev\n"), Ok(&b"/dev"[..]));
+        assert_eq!(param_value(b"/a\nb\nc"), Ok(&b"/a\nb"[..]));
+        assert_eq!(param_value(b"/x\0/y"), Ok(&b"/x"[..]));
+        assert_eq!(param_value(&[b'a'; PATH_MAX]), Err(Error::Inval));
+        assert_eq!(
+            param_value(&[b'a'; PATH_MAX - 1]).map(|v| v.len()),
+            Ok(PATH_MAX - 1)
+        );
+    }
 
     fn resolve<'a>(
         search: &[u8],

@@ -5,6 +5,8 @@
 //! client device state, the usage lines of writable attributes, and the
 //! server's `read_only`. Every `show` is the text followed by one newline.
 
+use super::error::Error;
+
 /// State of a client's mapped device (`enum rnbd_clt_dev_state`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DevState {
@@ -61,9 +63,29 @@ pub const fn read_only_str(read_only: bool) -> &'static str {
     }
 }
 
+/// Checks a write to the server's per-session `force_close`: `1`, with or
+/// without a trailing newline (`sysfs_streq(buf, "1")`); `EINVAL` otherwise.
+pub fn parse_force_close(input: &[u8]) -> Result<(), Error> {
+    if super::kparse::sysfs_streq(input, b"1") {
+        Ok(())
+    } else {
+        Err(Error::Inval)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn force_close_input() {
+        assert_eq!(parse_force_close(b"1"), Ok(()));
+        assert_eq!(parse_force_close(b"1\n"), Ok(()));
+        assert_eq!(parse_force_close(b"0"), Err(Error::Inval));
+        assert_eq!(parse_force_close(b"1\n\n"), Err(Error::Inval));
+        assert_eq!(parse_force_close(b""), Err(Error::Inval));
+        assert_eq!(parse_force_close(b"11"), Err(Error::Inval));
+    }
 
     #[test]
     fn states() {
