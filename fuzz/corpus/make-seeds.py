@@ -145,6 +145,15 @@ SEEDS = {
         "v6-full": b"ip:1:0:2:3:4:5:6:7",
         "gid": b"gid:fe80::2:c903:10:c0f5",
     },
+    "rtrs_parse_addr_c": {
+        "v4": b"ip:10.0.0.1",
+        "v4-quirks": b"ip:010.0001.000.7:80",
+        "v6-link-local-eth0": b"ip:fe80::1%eth0",
+        "v6-scope-number": b"ip:ff02::1%0x10",
+        "v4-mapped": b"ip:::ffff:1.2.3.4",
+        "v6-full": b"ip:1:0:2:3:4:5:6:7",
+        "gid": b"gid:fe80::2:c903:10:c0f5",
+    },
     "rtrs_parse_path": {
         "src-at-dst": b"ip:192.0.2.2@ip:192.0.2.1",
         "src-comma-dst": b"ip:1.1.1.1,ip:2.2.2.2",
@@ -163,6 +172,15 @@ SEEDS = {
         "octal": b"\x00" + b"+017",
         "hex": b"\x03" + b"0XfF",
         "streq": b"\x02" + b"12\xff12\n",
+    },
+    # base (selector byte modulo 17), text
+    "rtrs_kstr_c": {
+        "hex-auto": b"\x00" + b"0x1f\n",
+        "uint-max": b"\x0a" + b"4294967295",
+        "int-min": b"\x0a" + b"-2147483648",
+        "octal": b"\x08" + b"+017",
+        "hex": b"\x10" + b"0XfF",
+        "overflow": b"\x10" + b"1ffffffffffffffff",
     },
     "rtrs_mpath_policy": {
         "round-robin": b"round-robin\n",

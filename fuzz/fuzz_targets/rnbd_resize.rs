@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 //! `parse_resize` (a write to `resize`): `kstrtoul(buf, 0)`, checked
-//! against the reference `kstrtoull` and, for plain decimal, std.
+//! against the reference `kstrtoull`, the kernel's own (fuzz/oracle) and,
+//! for plain decimal, std.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use rnbd_proto::error::Error;
 use rnbd_proto::options::parse_resize;
-use rtrs_fuzz::{c_str, ref_kstrtoull, NumErr};
+use rtrs_fuzz::{c_str, oracle, ref_kstrtoull, NumErr};
 
 fuzz_target!(|data: &[u8]| {
     let got = parse_resize(data);
@@ -15,6 +16,7 @@ fuzz_target!(|data: &[u8]| {
         NumErr::Range => Error::Range,
     });
     assert_eq!(got, want, "{data:?}");
+    assert_eq!(got.map_err(|e| e.to_errno()), oracle::kstrtoull_c(data, 0));
     let s = c_str(data);
     let s = s.strip_suffix(b"\n").unwrap_or(s);
     if !s.is_empty() && s[0] != b'0' && s.iter().all(u8::is_ascii_digit) {

@@ -236,3 +236,97 @@ pub mod addr {
         assert!(shown.contains('@'));
     }
 }
+
+/// The C oracle: the Linux 6.12 functions of `oracle/kernel.c`, compiled
+/// by `build.rs`, behind safe wrappers that take Rust byte strings.
+pub mod oracle {
+    use core::ffi::{c_char, c_int, c_uint};
+    use std::ffi::CString;
+
+    /// `struct oracle_addr`: what `rtrs_str_to_sockaddr()` fills in.
+    #[repr(C)]
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub struct Addr {
+        /// 2 (`AF_INET`), 10 (`AF_INET6`) or 27 (`AF_IB`).
+        pub family: c_int,
+        /// The port (`sin_port`, host order).
+        pub port: u16,
+        /// `sin6_scope_id`.
+        pub scope_id: u32,
+        /// `sib_sid` of a GID, host order.
+        pub sid: u64,
+        /// The address; IPv4 in the first 4 bytes.
+        pub addr: [u8; 16],
+    }
+
+    unsafe extern "C" {
+        fn oracle_str_to_sockaddr(
+            addr: *const c_char,
+            len: usize,
+            port: u16,
+            dst: *mut Addr,
+        ) -> c_int;
+        fn kstrtouint(s: *const c_char, base: c_uint, res: *mut c_uint) -> c_int;
+        fn kstrtoint(s: *const c_char, base: c_uint, res: *mut c_int) -> c_int;
+        fn kstrtoull(s: *const c_char, base: c_uint, res: *mut u64) -> c_int;
+    }
+
+    fn c_string(s: &[u8]) -> CString {
+        CString::new(super::c_str(s)).expect("c_str has no NUL")
+    }
+
+    /// `rtrs_str_to_sockaddr()` on the C string in `s`: the address, or
+    /// the negative errno.
+    pub fn str_to_sockaddr(s: &[u8], port: u16) -> Result<Addr, i32> {
+        let cs = c_string(s);
+        let mut out = Addr::default();
+        let len = cs.as_bytes().len();
+        // SAFETY: `cs` is NUL-terminated and `len` is its strlen; `out` is
+        // a valid `struct oracle_addr` the function only writes.
+        let rc = unsafe { oracle_str_to_sockaddr(cs.as_ptr(), len, port, &mut out) };
+        if rc == 0 {
+            Ok(out)
+        } else {
+            Err(rc)
+        }
+    }
+
+    /// The kernel's `kstrtouint()` on the C string in `s`.
+    pub fn kstrtouint_c(s: &[u8], base: u32) -> Result<u32, i32> {
+        let cs = c_string(s);
+        let mut v: c_uint = 0;
+        // SAFETY: a NUL-terminated string and a valid out pointer.
+        let rc = unsafe { kstrtouint(cs.as_ptr(), base, &mut v) };
+        if rc == 0 {
+            Ok(v)
+        } else {
+            Err(rc)
+        }
+    }
+
+    /// The kernel's `kstrtoint()` on the C string in `s`.
+    pub fn kstrtoint_c(s: &[u8], base: u32) -> Result<i32, i32> {
+        let cs = c_string(s);
+        let mut v: c_int = 0;
+        // SAFETY: a NUL-terminated string and a valid out pointer.
+        let rc = unsafe { kstrtoint(cs.as_ptr(), base, &mut v) };
+        if rc == 0 {
+            Ok(v)
+        } else {
+            Err(rc)
+        }
+    }
+
+    /// The kernel's `kstrtoull()` on the C string in `s`.
+    pub fn kstrtoull_c(s: &[u8], base: u32) -> Result<u64, i32> {
+        let cs = c_string(s);
+        let mut v = 0u64;
+        // SAFETY: a NUL-terminated string and a valid out pointer.
+        let rc = unsafe { kstrtoull(cs.as_ptr(), base, &mut v) };
+        if rc == 0 {
+            Ok(v)
+        } else {
+            Err(rc)
+        }
+    }
+}

@@ -1,0 +1,643 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The C functions of Linux 6.12 that the Rust address and number parsers
+ * re-implement, copied from the kernel sources to serve as the fuzz
+ * targets' oracle (fuzz/build.rs compiles this file; the differential
+ * targets compare the Rust results with these):
+ *
+ *   lib/hexdump.c             hex_to_bin()
+ *   lib/kstrtox.c             _parse_integer_fixup_radix(), _parse_integer_limit(),
+ *                             _kstrtoull(), kstrtoull(), kstrtoll(), kstrtouint(),
+ *                             kstrtoint()
+ *   net/core/utils.c          xdigit2bin(), in4_pton(), in6_pton(), inet4_pton(),
+ *                             inet6_pton(), inet_pton_with_scope()
+ *   net/ipv6/addrconf_core.c  ipv6_addr_scope2type(), __ipv6_addr_type()
+ *   drivers/infiniband/ulp/rtrs/rtrs.c
+ *                             rtrs_str_gid_to_sockaddr(), rtrs_str_to_sockaddr()
+ *
+ * The function bodies are the kernel's, unchanged; only the kernel types,
+ * macros and the few calls into the rest of the kernel (dev_get_by_name,
+ * kstrndup, div_u64) are replaced by the shims below, and the socket
+ * addresses by struct oracle_addr. Build with -fwrapv, as the kernel does
+ * with -fno-strict-overflow.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef uint8_t u8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef uint64_t u64;
+
+#define noinline
+#define unlikely(x) (x)
+#define KSTRTOX_OVERFLOW (1U << 31)
+#define _tolower(c) ((c) | 0x20)
+#define isxdigit(c) ((('0' <= (c)) && ((c) <= '9')) || (('a' <= _tolower((unsigned char)(c))) && (_tolower((unsigned char)(c)) <= 'f')))
+#define INET_ADDRSTRLEN 16
+#define INET6_ADDRSTRLEN 48
+#define min_t(type, a, b) ((type)(a) < (type)(b) ? (type)(a) : (type)(b))
+#define RDMA_IB_IP_PS_IB 0x00000000013F0000ULL
+
+static u64 div_u64(u64 dividend, u32 divisor)
+{
+	return dividend / divisor;
+}
+
+/* The one interface the oracle knows, as the Rust targets' ifindex(). */
+static int dev_get_by_name_ifindex(const char *name)
+{
+	return strcmp(name, "eth0") == 0 ? 7 : 0;
+}
+
+/* What the parsers produce instead of a struct sockaddr_storage. */
+struct oracle_addr {
+	int family; /* 2 AF_INET, 10 AF_INET6, 27 AF_IB */
+	u16 port;
+	u32 scope_id;
+	u64 sid;
+	u8 addr[16]; /* IPv4: the first 4 bytes */
+};
+
+/* lib/hexdump.c */
+int hex_to_bin(unsigned char ch)
+{
+	unsigned char cu = ch & 0xdf;
+	return -1 +
+		((ch - '0' +  1) & (unsigned)((ch - '9' - 1) & ('0' - 1 - ch)) >> 8) +
+		((cu - 'A' + 11) & (unsigned)((cu - 'F' - 1) & ('A' - 1 - cu)) >> 8);
+}
+
+/* lib/kstrtox.c */
+noinline
+const char *_parse_integer_fixup_radix(const char *s, unsigned int *base)
+{
+	if (*base == 0) {
+		if (s[0] == '0') {
+			if (_tolower(s[1]) == 'x' && isxdigit(s[2]))
+				*base = 16;
+			else
+				*base = 8;
+		} else
+			*base = 10;
+	}
+	if (*base == 16 && s[0] == '0' && _tolower(s[1]) == 'x')
+		s += 2;
+	return s;
+}
+
+noinline
+unsigned int _parse_integer_limit(const char *s, unsigned int base, unsigned long long *p,
+				  size_t max_chars)
+{
+	unsigned long long res;
+	unsigned int rv;
+
+	res = 0;
+	rv = 0;
+	while (max_chars--) {
+		unsigned int c = *s;
+		unsigned int lc = _tolower(c);
+		unsigned int val;
+
+		if ('0' <= c && c <= '9')
+			val = c - '0';
+		else if ('a' <= lc && lc <= 'f')
+			val = lc - 'a' + 10;
+		else
+			break;
+
+		if (val >= base)
+			break;
+		/*
+		 * Check for overflow only if we are within range of
+		 * it in the max base we support (16)
+		 */
+		if (unlikely(res & (~0ull << 60))) {
+			if (res > div_u64(ULLONG_MAX - val, base))
+				rv |= KSTRTOX_OVERFLOW;
+		}
+		res = res * base + val;
+		rv++;
+		s++;
+	}
+	*p = res;
+	return rv;
+}
+
+noinline
+unsigned int _parse_integer(const char *s, unsigned int base, unsigned long long *p)
+{
+	return _parse_integer_limit(s, base, p, INT_MAX);
+}
+
+static int _kstrtoull(const char *s, unsigned int base, unsigned long long *res)
+{
+	unsigned long long _res;
+	unsigned int rv;
+
+	s = _parse_integer_fixup_radix(s, &base);
+	rv = _parse_integer(s, base, &_res);
+	if (rv & KSTRTOX_OVERFLOW)
+		return -ERANGE;
+	if (rv == 0)
+		return -EINVAL;
+	s += rv;
+	if (*s == '\n')
+		s++;
+	if (*s)
+		return -EINVAL;
+	*res = _res;
+	return 0;
+}
+
+noinline
+int kstrtoull(const char *s, unsigned int base, unsigned long long *res)
+{
+	if (s[0] == '+')
+		s++;
+	return _kstrtoull(s, base, res);
+}
+
+noinline
+int kstrtoll(const char *s, unsigned int base, long long *res)
+{
+	unsigned long long tmp;
+	int rv;
+
+	if (s[0] == '-') {
+		rv = _kstrtoull(s + 1, base, &tmp);
+		if (rv < 0)
+			return rv;
+		if ((long long)-tmp > 0)
+			return -ERANGE;
+		*res = -tmp;
+	} else {
+		rv = kstrtoull(s, base, &tmp);
+		if (rv < 0)
+			return rv;
+		if ((long long)tmp < 0)
+			return -ERANGE;
+		*res = tmp;
+	}
+	return 0;
+}
+
+noinline
+int kstrtouint(const char *s, unsigned int base, unsigned int *res)
+{
+	unsigned long long tmp;
+	int rv;
+
+	rv = kstrtoull(s, base, &tmp);
+	if (rv < 0)
+		return rv;
+	if (tmp != (unsigned int)tmp)
+		return -ERANGE;
+	*res = tmp;
+	return 0;
+}
+
+noinline
+int kstrtoint(const char *s, unsigned int base, int *res)
+{
+	long long tmp;
+	int rv;
+
+	rv = kstrtoll(s, base, &tmp);
+	if (rv < 0)
+		return rv;
+	if (tmp != (int)tmp)
+		return -ERANGE;
+	*res = tmp;
+	return 0;
+}
+
+/* net/core/utils.c */
+#define IN6PTON_XDIGIT		0x00010000
+#define IN6PTON_DIGIT		0x00020000
+#define IN6PTON_COLON_MASK	0x00700000
+#define IN6PTON_COLON_1		0x00100000	/* single : requested */
+#define IN6PTON_COLON_2		0x00200000	/* second : requested */
+#define IN6PTON_COLON_1_2	0x00400000	/* :: requested */
+#define IN6PTON_DOT		0x00800000	/* . */
+#define IN6PTON_DELIM		0x10000000
+#define IN6PTON_NULL		0x20000000	/* first/tail */
+#define IN6PTON_UNKNOWN		0x40000000
+
+static inline int xdigit2bin(char c, int delim)
+{
+	int val;
+
+	if (c == delim || c == '\0')
+		return IN6PTON_DELIM;
+	if (c == ':')
+		return IN6PTON_COLON_MASK;
+	if (c == '.')
+		return IN6PTON_DOT;
+
+	val = hex_to_bin(c);
+	if (val >= 0)
+		return val | IN6PTON_XDIGIT | (val < 10 ? IN6PTON_DIGIT : 0);
+
+	if (delim == -1)
+		return IN6PTON_DELIM;
+	return IN6PTON_UNKNOWN;
+}
+
+int in4_pton(const char *src, int srclen,
+	     u8 *dst,
+	     int delim, const char **end)
+{
+	const char *s;
+	u8 *d;
+	u8 dbuf[4];
+	int ret = 0;
+	int i;
+	int w = 0;
+
+	if (srclen < 0)
+		srclen = strlen(src);
+	s = src;
+	d = dbuf;
+	i = 0;
+	while (1) {
+		int c;
+		c = xdigit2bin(srclen > 0 ? *s : '\0', delim);
+		if (!(c & (IN6PTON_DIGIT | IN6PTON_DOT | IN6PTON_DELIM | IN6PTON_COLON_MASK))) {
+			goto out;
+		}
+		if (c & (IN6PTON_DOT | IN6PTON_DELIM | IN6PTON_COLON_MASK)) {
+			if (w == 0)
+				goto out;
+			*d++ = w & 0xff;
+			w = 0;
+			i++;
+			if (c & (IN6PTON_DELIM | IN6PTON_COLON_MASK)) {
+				if (i != 4)
+					goto out;
+				break;
+			}
+			goto cont;
+		}
+		w = (w * 10) + c;
+		if ((w & 0xffff) > 255) {
+			goto out;
+		}
+cont:
+		if (i >= 4)
+			goto out;
+		s++;
+		srclen--;
+	}
+	ret = 1;
+	memcpy(dst, dbuf, sizeof(dbuf));
+out:
+	if (end)
+		*end = s;
+	return ret;
+}
+
+int in6_pton(const char *src, int srclen,
+	     u8 *dst,
+	     int delim, const char **end)
+{
+	const char *s, *tok = NULL;
+	u8 *d, *dc = NULL;
+	u8 dbuf[16];
+	int ret = 0;
+	int i;
+	int state = IN6PTON_COLON_1_2 | IN6PTON_XDIGIT | IN6PTON_NULL;
+	int w = 0;
+
+	memset(dbuf, 0, sizeof(dbuf));
+
+	s = src;
+	d = dbuf;
+	if (srclen < 0)
+		srclen = strlen(src);
+
+	while (1) {
+		int c;
+
+		c = xdigit2bin(srclen > 0 ? *s : '\0', delim);
+		if (!(c & state))
+			goto out;
+		if (c & (IN6PTON_DELIM | IN6PTON_COLON_MASK)) {
+			/* process one 16-bit word */
+			if (!(state & IN6PTON_NULL)) {
+				*d++ = (w >> 8) & 0xff;
+				*d++ = w & 0xff;
+			}
+			w = 0;
+			if (c & IN6PTON_DELIM) {
+				/* We've processed last word */
+				break;
+			}
+			/*
+			 * COLON_1 => XDIGIT
+			 * COLON_2 => XDIGIT|DELIM
+			 * COLON_1_2 => COLON_2
+			 */
+			switch (state & IN6PTON_COLON_MASK) {
+			case IN6PTON_COLON_2:
+				dc = d;
+				state = IN6PTON_XDIGIT | IN6PTON_DELIM;
+				if (dc - dbuf >= sizeof(dbuf))
+					state |= IN6PTON_NULL;
+				break;
+			case IN6PTON_COLON_1|IN6PTON_COLON_1_2:
+				state = IN6PTON_XDIGIT | IN6PTON_COLON_2;
+				break;
+			case IN6PTON_COLON_1:
+				state = IN6PTON_XDIGIT;
+				break;
+			case IN6PTON_COLON_1_2:
+				state = IN6PTON_COLON_2;
+				break;
+			default:
+				state = 0;
+			}
+			tok = s + 1;
+			goto cont;
+		}
+
+		if (c & IN6PTON_DOT) {
+			ret = in4_pton(tok ? tok : s, srclen + (int)(s - tok), d, delim, &s);
+			if (ret > 0) {
+				d += 4;
+				break;
+			}
+			goto out;
+		}
+
+		w = (w << 4) | (0xff & c);
+		state = IN6PTON_COLON_1 | IN6PTON_DELIM;
+		if (!(w & 0xf000)) {
+			state |= IN6PTON_XDIGIT;
+		}
+		if (!dc && d + 2 < dbuf + sizeof(dbuf)) {
+			state |= IN6PTON_COLON_1_2;
+			state &= ~IN6PTON_DELIM;
+		}
+		if (d + 2 >= dbuf + sizeof(dbuf)) {
+			state &= ~(IN6PTON_COLON_1|IN6PTON_COLON_1_2);
+		}
+cont:
+		if ((dc && d + 4 < dbuf + sizeof(dbuf)) ||
+		    d + 4 == dbuf + sizeof(dbuf)) {
+			state |= IN6PTON_DOT;
+		}
+		if (d >= dbuf + sizeof(dbuf)) {
+			state &= ~(IN6PTON_XDIGIT|IN6PTON_COLON_MASK);
+		}
+		s++;
+		srclen--;
+	}
+
+	i = 15; d--;
+
+	if (dc) {
+		while (d >= dc)
+			dst[i--] = *d--;
+		while (i >= dc - dbuf)
+			dst[i--] = 0;
+		while (i >= 0)
+			dst[i--] = *d--;
+	} else
+		memcpy(dst, dbuf, sizeof(dbuf));
+
+	ret = 1;
+out:
+	if (end)
+		*end = s;
+	return ret;
+}
+
+/* net/ipv6/addrconf_core.c and include/net/ipv6.h, on a byte array. */
+#define IPV6_ADDR_ANY		0x0000U
+#define IPV6_ADDR_UNICAST	0x0001U
+#define IPV6_ADDR_MULTICAST	0x0002U
+#define IPV6_ADDR_LOOPBACK	0x0010U
+#define IPV6_ADDR_LINKLOCAL	0x0020U
+#define IPV6_ADDR_SITELOCAL	0x0040U
+#define IPV6_ADDR_COMPATv4	0x0080U
+#define IPV6_ADDR_MAPPED	0x1000U
+#define IPV6_ADDR_SCOPE_NODELOCAL	0x01
+#define IPV6_ADDR_SCOPE_LINKLOCAL	0x02
+#define IPV6_ADDR_SCOPE_SITELOCAL	0x05
+#define IPV6_ADDR_SCOPE_GLOBAL		0x0e
+#define IPV6_ADDR_SCOPE_TYPE(scope)	((scope) << 16)
+#define IPV6_ADDR_MC_SCOPE(a)	((a)[1] & 0x0f)
+
+static u32 be32_at(const u8 *a, int i)
+{
+	return ((u32)a[4 * i] << 24) | ((u32)a[4 * i + 1] << 16) |
+	       ((u32)a[4 * i + 2] << 8) | a[4 * i + 3];
+}
+
+static inline unsigned int ipv6_addr_scope2type(unsigned int scope)
+{
+	switch (scope) {
+	case IPV6_ADDR_SCOPE_NODELOCAL:
+		return (IPV6_ADDR_SCOPE_TYPE(IPV6_ADDR_SCOPE_NODELOCAL) |
+			IPV6_ADDR_LOOPBACK);
+	case IPV6_ADDR_SCOPE_LINKLOCAL:
+		return (IPV6_ADDR_SCOPE_TYPE(IPV6_ADDR_SCOPE_LINKLOCAL) |
+			IPV6_ADDR_LINKLOCAL);
+	case IPV6_ADDR_SCOPE_SITELOCAL:
+		return (IPV6_ADDR_SCOPE_TYPE(IPV6_ADDR_SCOPE_SITELOCAL) |
+			IPV6_ADDR_SITELOCAL);
+	}
+	return IPV6_ADDR_SCOPE_TYPE(scope);
+}
+
+/* The kernel's, with st and s6_addr32[] in host order (htonl dropped). */
+static int __ipv6_addr_type(const u8 *addr)
+{
+	u32 st;
+
+	st = be32_at(addr, 0);
+
+	if ((st & 0xE0000000) != 0x00000000 &&
+	    (st & 0xE0000000) != 0xE0000000)
+		return (IPV6_ADDR_UNICAST |
+			IPV6_ADDR_SCOPE_TYPE(IPV6_ADDR_SCOPE_GLOBAL));
+
+	if ((st & 0xFF000000) == 0xFF000000) {
+		return (IPV6_ADDR_MULTICAST |
+			ipv6_addr_scope2type(IPV6_ADDR_MC_SCOPE(addr)));
+	}
+
+	if ((st & 0xFFC00000) == 0xFE800000)
+		return (IPV6_ADDR_LINKLOCAL | IPV6_ADDR_UNICAST |
+			IPV6_ADDR_SCOPE_TYPE(IPV6_ADDR_SCOPE_LINKLOCAL));
+	if ((st & 0xFFC00000) == 0xFEC00000)
+		return (IPV6_ADDR_SITELOCAL | IPV6_ADDR_UNICAST |
+			IPV6_ADDR_SCOPE_TYPE(IPV6_ADDR_SCOPE_SITELOCAL));
+	if ((st & 0xFE000000) == 0xFC000000)
+		return (IPV6_ADDR_UNICAST |
+			IPV6_ADDR_SCOPE_TYPE(IPV6_ADDR_SCOPE_GLOBAL));
+
+	if ((be32_at(addr, 0) | be32_at(addr, 1)) == 0) {
+		if (be32_at(addr, 2) == 0) {
+			if (be32_at(addr, 3) == 0)
+				return IPV6_ADDR_ANY;
+
+			if (be32_at(addr, 3) == 0x00000001)
+				return (IPV6_ADDR_LOOPBACK | IPV6_ADDR_UNICAST |
+					IPV6_ADDR_SCOPE_TYPE(IPV6_ADDR_SCOPE_LINKLOCAL));
+
+			return (IPV6_ADDR_COMPATv4 | IPV6_ADDR_UNICAST |
+				IPV6_ADDR_SCOPE_TYPE(IPV6_ADDR_SCOPE_GLOBAL));
+		}
+
+		if (be32_at(addr, 2) == 0x0000ffff)
+			return (IPV6_ADDR_MAPPED |
+				IPV6_ADDR_SCOPE_TYPE(IPV6_ADDR_SCOPE_GLOBAL));
+	}
+
+	return (IPV6_ADDR_UNICAST |
+		IPV6_ADDR_SCOPE_TYPE(IPV6_ADDR_SCOPE_GLOBAL));
+}
+
+static inline int ipv6_addr_type(const u8 *addr)
+{
+	return __ipv6_addr_type(addr) & 0xffff;
+}
+
+/* net/core/utils.c, on struct oracle_addr */
+static int inet4_pton(const char *src, u16 port_num,
+		struct oracle_addr *addr)
+{
+	size_t srclen = strlen(src);
+
+	if (srclen > INET_ADDRSTRLEN)
+		return -EINVAL;
+
+	if (in4_pton(src, srclen, addr->addr,
+		     '\n', NULL) == 0)
+		return -EINVAL;
+
+	addr->family = 2;
+	addr->port = port_num;
+
+	return 0;
+}
+
+static int inet6_pton(void *net, const char *src, u16 port_num,
+		struct oracle_addr *addr)
+{
+	const char *scope_delim;
+	size_t srclen = strlen(src);
+
+	(void)net;
+	if (srclen > INET6_ADDRSTRLEN)
+		return -EINVAL;
+
+	if (in6_pton(src, srclen, addr->addr,
+		     '%', &scope_delim) == 0)
+		return -EINVAL;
+
+	if (ipv6_addr_type(addr->addr) & IPV6_ADDR_LINKLOCAL &&
+	    src + srclen != scope_delim && *scope_delim == '%') {
+		int ifindex;
+		char scope_id[16];
+		size_t scope_len = min_t(size_t, sizeof(scope_id) - 1,
+					 src + srclen - scope_delim - 1);
+
+		memcpy(scope_id, scope_delim + 1, scope_len);
+		scope_id[scope_len] = '\0';
+
+		ifindex = dev_get_by_name_ifindex(scope_id);
+		if (ifindex) {
+			addr->scope_id = ifindex;
+		} else if (kstrtouint(scope_id, 0, &addr->scope_id)) {
+			return -EINVAL;
+		}
+	}
+
+	addr->family = 10;
+	addr->port = port_num;
+
+	return 0;
+}
+
+int kstrtou16(const char *s, unsigned int base, u16 *res)
+{
+	unsigned long long tmp;
+	int rv;
+
+	rv = kstrtoull(s, base, &tmp);
+	if (rv < 0)
+		return rv;
+	if (tmp != (u16)tmp)
+		return -ERANGE;
+	*res = tmp;
+	return 0;
+}
+
+static int inet_pton_with_scope(void *net, int af,
+		const char *src, const char *port, struct oracle_addr *addr)
+{
+	u16 port_num;
+	int ret = -EINVAL;
+
+	(void)af; /* AF_UNSPEC */
+	if (port) {
+		if (kstrtou16(port, 0, &port_num))
+			return -EINVAL;
+	} else {
+		port_num = 0;
+	}
+
+	ret = inet4_pton(src, port_num, addr);
+	if (ret)
+		ret = inet6_pton(net, src, port_num, addr);
+
+	return ret;
+}
+
+/* drivers/infiniband/ulp/rtrs/rtrs.c */
+static int rtrs_str_gid_to_sockaddr(const char *addr, size_t len,
+				     short port, struct oracle_addr *dst)
+{
+	int ret;
+
+	ret = in6_pton(addr, len, dst->addr, '\0', NULL);
+	if (ret == 0)
+		return -EINVAL;
+
+	dst->family = 27;
+	dst->port = port;
+	dst->sid = RDMA_IB_IP_PS_IB | port;
+
+	return 0;
+}
+
+/* The C-string argument of the oracle: @addr is NUL-terminated, @len its strlen. */
+int oracle_str_to_sockaddr(const char *addr, size_t len,
+			   u16 port, struct oracle_addr *dst)
+{
+	memset(dst, 0, sizeof(*dst));
+	if (strncmp(addr, "gid:", 4) == 0) {
+		return rtrs_str_gid_to_sockaddr(addr + 4, len - 4, port, dst);
+	} else if (strncmp(addr, "ip:", 3) == 0) {
+		char port_str[8];
+		char *cpy;
+		int err;
+
+		snprintf(port_str, sizeof(port_str), "%u", port);
+		cpy = strndup(addr + 3, len - 3);
+		err = cpy ? inet_pton_with_scope(NULL, 0,
+						 cpy, port_str, dst) : -ENOMEM;
+		free(cpy);
+
+		return err;
+	}
+	return -EPROTONOSUPPORT;
+}
