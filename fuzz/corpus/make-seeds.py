@@ -138,7 +138,7 @@ SEEDS = {
     },
     "rtrs_parse_addr": {
         "v4": b"ip:10.0.0.1",
-        "v4-quirks": b"ip:010.0001.000.7:80",
+        "v4-quirks": b"ip:010.001.0.7:80",
         "v6-link-local-eth0": b"ip:fe80::1%eth0",
         "v6-scope-number": b"ip:fe80::1%2",
         "v4-mapped": b"ip:::ffff:1.2.3.4",
@@ -147,7 +147,7 @@ SEEDS = {
     },
     "rtrs_parse_addr_c": {
         "v4": b"ip:10.0.0.1",
-        "v4-quirks": b"ip:010.0001.000.7:80",
+        "v4-quirks": b"ip:010.001.0.7:80",
         "v6-link-local-eth0": b"ip:fe80::1%eth0",
         "v6-scope-number": b"ip:ff02::1%0x10",
         "v4-mapped": b"ip:::ffff:1.2.3.4",
@@ -262,6 +262,12 @@ SEEDS = {
         "rw-migration": bytes([1, 2, 2, 0x81, 1, 0x82, 0]),
     },
 }
+
+
+SEEDS["rnbd_map_options_c"] = dict(
+    SEEDS["rnbd_map_options"],
+    **{"bad-path": b"sessname=s path=ip:1.2.3 device_path=d", "port-hex": b"sessname=s dest_port=0x10 path=gid:fe80::1 device_path=d"},
+)
 
 
 def main():

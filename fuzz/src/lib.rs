@@ -179,6 +179,35 @@ mod tests {
         );
         assert_eq!(le(&[1, 2], 4), 0x0201);
     }
+
+    #[test]
+    fn oracle_is_the_kernel() {
+        assert_eq!(oracle::kstrtouint_c(b"0x1f\n", 0), Ok(31));
+        assert_eq!(oracle::kstrtoint_c(b"-2147483649", 10), Err(-34));
+        assert_eq!(oracle::kstrtoull_c(b"08", 0), Err(-22));
+        let a = oracle::str_to_sockaddr(b"ip:fe80::1%eth0", 1234).unwrap();
+        assert_eq!(
+            (a.family, a.port, a.scope_id, a.addr[0]),
+            (10, 1234, 7, 0xfe)
+        );
+        let a = oracle::str_to_sockaddr(b"ip:010.001.0.7:80", 1).unwrap();
+        assert_eq!((a.family, &a.addr[..4]), (2, &[10, 1, 0, 7][..]));
+        assert_eq!(oracle::str_to_sockaddr(b"tcp:1.2.3.4", 1).err(), Some(-93));
+        let (rc, m) = oracle::map_options(
+            b"sessname=blya path=ip:10.50.100.66 dest_port=7 path=ip:1.1.1.1@ip:2.2.2.2 \
+              device_path=/dev/ram0 nr_poll_queues=-1\n",
+            4,
+        );
+        assert_eq!(rc, 0);
+        assert_eq!(c_str(&m.sessname), b"blya");
+        assert_eq!(c_str(&m.pathname), b"/dev/ram0");
+        assert_eq!((m.dest_port, m.access_mode, m.nr_poll_queues), (7, 1, 4));
+        assert_eq!(m.path_cnt, 2);
+        assert_eq!((m.paths[0].has_src, m.paths[0].dst.port), (0, 1234));
+        assert_eq!((m.paths[1].has_src, m.paths[1].dst.port), (1, 7));
+        assert_eq!(&m.paths[1].src.addr[..4], &[1, 1, 1, 1]);
+        assert_eq!(oracle::map_options(b"sessname=a device_path=b x", 4).0, -22);
+    }
 }
 
 /// What the address targets share: the interface lookup the parsers are
@@ -269,6 +298,71 @@ pub mod oracle {
         fn kstrtouint(s: *const c_char, base: c_uint, res: *mut c_uint) -> c_int;
         fn kstrtoint(s: *const c_char, base: c_uint, res: *mut c_int) -> c_int;
         fn kstrtoull(s: *const c_char, base: c_uint, res: *mut u64) -> c_int;
+        fn oracle_map_options(buf: *const c_char, cpus: c_uint, m: *mut Map) -> c_int;
+    }
+
+    /// `struct oracle_path`: one `path=` as the C client converted it.
+    #[repr(C)]
+    #[derive(Clone, Copy, Debug, Default)]
+    pub struct Path {
+        /// Whether a source address was given.
+        pub has_src: c_int,
+        /// The source, if `has_src`.
+        pub src: Addr,
+        /// The destination.
+        pub dst: Addr,
+    }
+
+    /// `struct oracle_map`: what `rnbd_clt_map_device_store()` gets from
+    /// `rnbd_clt_parse_map_options()`.
+    #[repr(C)]
+    #[derive(Clone, Copy, Debug)]
+    pub struct Map {
+        /// `sessname`, NUL-terminated.
+        pub sessname: [u8; 255],
+        /// `pathname` (`device_path=`), NUL-terminated.
+        pub pathname: [u8; 255],
+        /// `dest_port` as it was at the end.
+        pub dest_port: u16,
+        /// `enum rnbd_access_mode`.
+        pub access_mode: c_int,
+        /// `nr_poll_queues`.
+        pub nr_poll_queues: u32,
+        /// The number of paths.
+        pub path_cnt: usize,
+        /// The paths.
+        pub paths: [Path; 6],
+    }
+
+    /// The C client's `map_device` parser on the C string in `s`, with
+    /// `cpus` as `nr_cpu_ids`: 0 or the negative errno, and what it parsed.
+    pub fn map_options(s: &[u8], cpus: u32) -> (i32, Box<Map>) {
+        let cs = c_string(s);
+        let mut m = Box::new(Map {
+            sessname: [0; 255],
+            pathname: [0; 255],
+            dest_port: 0,
+            access_mode: 0,
+            nr_poll_queues: 0,
+            path_cnt: 0,
+            paths: [Path::default(); 6],
+        });
+        // SAFETY: a NUL-terminated string and a valid `struct oracle_map`.
+        let rc = unsafe { oracle_map_options(cs.as_ptr(), cpus, &mut *m) };
+        (rc, m)
+    }
+
+    /// Whether the Rust `SockAddr` is the C address `c`.
+    pub fn same_addr(a: &rtrs_proto::addr::SockAddr, c: &Addr) -> bool {
+        use rtrs_proto::addr::Addr as A;
+        a.port == c.port
+            && match a.addr {
+                A::Ipv4(v4) => c.family == 2 && v4 == c.addr[..4],
+                A::Ipv6 { addr, scope_id } => {
+                    c.family == 10 && addr == c.addr && scope_id == c.scope_id
+                }
+                A::Gid(gid) => c.family == 27 && gid == c.addr,
+            }
     }
 
     fn c_string(s: &[u8]) -> CString {
