@@ -270,6 +270,16 @@ SEEDS["rnbd_map_options_c"] = dict(
 )
 
 
+# dev_search_path, session name, device path (each cut at a NUL)
+SEEDS["rnbd_full_path_c"] = {
+    "root": b"/\xffs\xff/dev/ram0",
+    "slashes": b"/dev//block/\xffs\xff//x///y/",
+    "sessname": b"/run/rnbd/%SESSNAME%\xffclient1\xff/disk0",
+    "param-newline": b"/srv/%SESSNAME%/x\n\xffc\xffd",
+    "dotdot-sess": b"/srv/%SESSNAME%\xff..\xffd",
+}
+
+
 def main():
     for target, seeds in SEEDS.items():
         d = os.path.join(HERE, target)

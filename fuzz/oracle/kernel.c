@@ -1184,3 +1184,117 @@ int oracle_map_options(const char *buf, unsigned int cpus, struct oracle_map *m)
 		m->paths[path_cnt].has_src = paths[path_cnt].src != NULL;
 	return ret;
 }
+
+/*
+ * The RNBD server's device path (drivers/block/rnbd/rnbd-srv.c): the
+ * dev_search_path parameter, the checks of process_msg_open() and
+ * rnbd_srv_get_full_path().
+ */
+#define PATH_MAX 4096
+#define DEFAULT_DEV_SEARCH_PATH "/"
+#define ERR_PTR(e) ((char *)(long)(e))
+#define IS_ERR(p) ((unsigned long)(p) >= (unsigned long)-4095)
+#define PTR_ERR(p) ((long)(p))
+#define kmalloc(n, gfp) malloc(n)
+#define pr_info(...) do { } while (0)
+
+static char dev_search_path[PATH_MAX] = DEFAULT_DEV_SEARCH_PATH;
+
+static int dev_search_path_set(const char *val, const void *kp)
+{
+	const char *p = strrchr(val, '\n') ? : val + strlen(val);
+
+	(void)kp;
+	if (strlen(val) >= sizeof(dev_search_path))
+		return -EINVAL;
+
+	snprintf(dev_search_path, sizeof(dev_search_path), "%.*s",
+		 (int)(p - val), val);
+
+	pr_info("dev_search_path changed to '%s'\n", dev_search_path);
+
+	return 0;
+}
+
+struct rnbd_srv_session {
+	const char *sessname;
+};
+
+static char *rnbd_srv_get_full_path(struct rnbd_srv_session *srv_sess,
+				     const char *dev_name)
+{
+	char *full_path;
+	char *a, *b;
+	int len;
+
+	full_path = kmalloc(PATH_MAX, GFP_KERNEL);
+	if (!full_path)
+		return ERR_PTR(-ENOMEM);
+
+	/*
+	 * Replace %SESSNAME% with a real session name in order to
+	 * create device namespace.
+	 */
+	a = strstr(dev_search_path, "%SESSNAME%"); /* strnstr(.., sizeof): the buffer is NUL-padded here */
+	if (a) {
+		len = a - dev_search_path;
+
+		len = snprintf(full_path, PATH_MAX, "%.*s/%s/%s", len,
+			       dev_search_path, srv_sess->sessname, dev_name);
+	} else {
+		len = snprintf(full_path, PATH_MAX, "%s/%s",
+			       dev_search_path, dev_name);
+	}
+	if (len >= PATH_MAX) {
+		pr_err("Too long path: %s, %s, %s\n",
+		       dev_search_path, srv_sess->sessname, dev_name);
+		kfree(full_path);
+		return ERR_PTR(-EINVAL);
+	}
+
+	/* eliminitate duplicated slashes */
+	a = strchr(full_path, '/');
+	b = a;
+	while (*b != '\0') {
+		if (*b == '/' && *a == '/') {
+			b++;
+		} else {
+			a++;
+			*a = *b;
+			b++;
+		}
+	}
+	a++;
+	*a = '\0';
+
+	return full_path;
+}
+
+/*
+ * Loads the module with dev_search_path=@param (a fresh parameter buffer),
+ * then opens @dev_name for session @sessname as process_msg_open() does up
+ * to the full path: 0 and the path in @out (PATH_MAX bytes), or -errno.
+ * Returns 1 if setting the parameter failed (the default "/" stays).
+ */
+int oracle_full_path(const char *param, const char *sessname,
+		     const char *dev_name, char *out, int *set_rc)
+{
+	struct rnbd_srv_session sess = { .sessname = sessname };
+	char *full_path;
+
+	memset(dev_search_path, 0, sizeof(dev_search_path));
+	strcpy(dev_search_path, DEFAULT_DEV_SEARCH_PATH);
+	*set_rc = dev_search_path_set(param, NULL);
+
+	if ((strlen(dev_search_path) + strlen(dev_name))
+	    >= PATH_MAX)
+		return -EINVAL;
+	if (strstr(dev_name, ".."))
+		return -EINVAL;
+	full_path = rnbd_srv_get_full_path(&sess, dev_name);
+	if (IS_ERR(full_path))
+		return PTR_ERR(full_path);
+	strcpy(out, full_path);
+	kfree(full_path);
+	return 0;
+}

@@ -207,6 +207,12 @@ mod tests {
         assert_eq!((m.paths[1].has_src, m.paths[1].dst.port), (1, 7));
         assert_eq!(&m.paths[1].src.addr[..4], &[1, 1, 1, 1]);
         assert_eq!(oracle::map_options(b"sessname=a device_path=b x", 4).0, -22);
+        assert_eq!(
+            oracle::full_path(b"/run//%SESSNAME%/x\n", b"c", b"//d"),
+            (0, Ok(b"/run/c/d".to_vec()))
+        );
+        assert_eq!(oracle::full_path(b"/dev", b"c", b"a..b"), (0, Err(-22)));
+        assert_eq!(oracle::full_path(&[b'a'; 4096], b"c", b"d").0, -22);
     }
 }
 
@@ -299,6 +305,43 @@ pub mod oracle {
         fn kstrtoint(s: *const c_char, base: c_uint, res: *mut c_int) -> c_int;
         fn kstrtoull(s: *const c_char, base: c_uint, res: *mut u64) -> c_int;
         fn oracle_map_options(buf: *const c_char, cpus: c_uint, m: *mut Map) -> c_int;
+        fn oracle_full_path(
+            param: *const c_char,
+            sessname: *const c_char,
+            dev_name: *const c_char,
+            out: *mut c_char,
+            set_rc: *mut c_int,
+        ) -> c_int;
+    }
+
+    /// The C server loaded with `dev_search_path=param` resolving `dev_name`
+    /// for `sessname` (each a C string): the set's result, and the path or
+    /// the negative errno of `process_msg_open()`.
+    pub fn full_path(
+        param: &[u8],
+        sessname: &[u8],
+        dev_name: &[u8],
+    ) -> (i32, Result<Vec<u8>, i32>) {
+        let (p, s, d) = (c_string(param), c_string(sessname), c_string(dev_name));
+        let mut out = vec![0u8; 4096];
+        let mut set_rc: c_int = 0;
+        // SAFETY: NUL-terminated strings, a PATH_MAX output buffer (the
+        // path is checked shorter than PATH_MAX before it is copied).
+        let rc = unsafe {
+            oracle_full_path(
+                p.as_ptr(),
+                s.as_ptr(),
+                d.as_ptr(),
+                out.as_mut_ptr().cast(),
+                &mut set_rc,
+            )
+        };
+        if rc != 0 {
+            return (set_rc, Err(rc));
+        }
+        let n = out.iter().position(|&c| c == 0).unwrap_or(out.len());
+        out.truncate(n);
+        (set_rc, Ok(out))
     }
 
     /// `struct oracle_path`: one `path=` as the C client converted it.
