@@ -266,7 +266,13 @@ SEEDS = {
 
 SEEDS["rnbd_map_options_c"] = dict(
     SEEDS["rnbd_map_options"],
-    **{"bad-path": b"sessname=s path=ip:1.2.3 device_path=d", "port-hex": b"sessname=s dest_port=0x10 path=gid:fe80::1 device_path=d"},
+    **{
+        "bad-path": b"sessname=s path=ip:1.2.3 device_path=d",
+        "port-hex": b"sessname=s dest_port=0x10 path=gid:fe80::1 device_path=d",
+        # The crash that found the UTF-8 check (rnbd: proto: options).
+        "non-utf8-after-colon": b"  dest_port=4321 sessname=s1 path=ip:1.1.1.1,ip:2.2.2.8:0\x8c:2 "
+        b"device_path=a/b access_mode=migration nr_poll_queues=1\t\n",
+    },
 )
 
 

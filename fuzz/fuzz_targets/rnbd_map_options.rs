@@ -33,8 +33,8 @@ fuzz_target!(|data: &[u8]| {
         assert!(opts.nr_poll_queues <= ncpu);
         assert!(opts.paths().len() <= MAX_PATHS);
         for p in opts.paths() {
-            assert!(!p.addr.is_empty() && !p.addr.contains(' ') && !p.addr.contains('\0'));
-            if let Ok(path) = rtrs_proto::addr::parse_path(p.addr.as_bytes(), p.port, ifindex) {
+            assert!(!p.addr.is_empty() && !p.addr.contains(&b' ') && !p.addr.contains(&0));
+            if let Ok(path) = rtrs_proto::addr::parse_path(p.addr, p.port, ifindex) {
                 check_path(&path, p.port);
             }
         }

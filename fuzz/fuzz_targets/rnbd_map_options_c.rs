@@ -19,7 +19,7 @@ fuzz_target!(|data: &[u8]| {
             let paths: Option<Vec<PathAddr>> = o
                 .paths()
                 .iter()
-                .map(|p| parse_path(p.addr.as_bytes(), p.port, ifindex).ok())
+                .map(|p| parse_path(p.addr, p.port, ifindex).ok())
                 .collect();
             paths.map(|p| (o, p))
         });
