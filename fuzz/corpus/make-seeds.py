@@ -286,6 +286,17 @@ SEEDS["rnbd_full_path_c"] = {
 }
 
 
+# a write to mpath_policy or max_reconnect_attempts
+SEEDS["rtrs_sysfs_c"] = {
+    "round-robin": b"round-robin\n",
+    "mi": b"MI\n",
+    "ml-junk": b"min-latency junk",
+    "id": b"2\n",
+    "forever": b"-1\n",
+    "over": b"10000",
+}
+
+
 def main():
     for target, seeds in SEEDS.items():
         d = os.path.join(HERE, target)

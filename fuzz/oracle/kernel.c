@@ -1298,3 +1298,101 @@ int oracle_full_path(const char *param, const char *sessname,
 	kfree(full_path);
 	return 0;
 }
+
+/*
+ * The RTRS client's sysfs stores (drivers/infiniband/ulp/rtrs/rtrs-clt-sysfs.c):
+ * mpath_policy_store() and max_reconnect_attempts_store(), with strncasecmp()
+ * of lib/string.c and the kernel's tolower() (lib/ctype.c: Latin-1 upper
+ * case letters too).
+ */
+#define MP_POLICY_RR 0
+#define MP_POLICY_MIN_INFLIGHT 1
+#define MP_POLICY_MIN_LATENCY 2
+#define MIN_MAX_RECONN_ATT -1
+#define MAX_MAX_RECONN_ATT 9999
+
+static int isupper_k(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 192 && c <= 222 && c != 215);
+}
+
+static unsigned char tolower_k(unsigned char c)
+{
+	if (isupper_k(c))
+		c -= 'A' - 'a';
+	return c;
+}
+
+int strncasecmp_k(const char *s1, const char *s2, size_t len)
+{
+	/* Yes, Virginia, it had better be unsigned */
+	unsigned char c1, c2;
+
+	if (!len)
+		return 0;
+
+	do {
+		c1 = *s1++;
+		c2 = *s2++;
+		if (!c1 || !c2)
+			break;
+		if (c1 == c2)
+			continue;
+		c1 = tolower_k(c1);
+		c2 = tolower_k(c2);
+		if (c1 != c2)
+			break;
+	} while (--len);
+	return (int)c1 - (int)c2;
+}
+
+/* 0 and the new policy in *policy, or -errno. */
+int oracle_mpath_policy_store(const char *buf, int *policy)
+{
+	int value;
+	int ret;
+	size_t len = 0;
+
+	ret = kstrtoint(buf, 10, &value);
+	if (!ret && (value == MP_POLICY_RR ||
+		     value == MP_POLICY_MIN_INFLIGHT ||
+		     value == MP_POLICY_MIN_LATENCY)) {
+		*policy = value;
+		return 0;
+	}
+
+	/* distinguish "mi" and "min-latency" with length */
+	len = strnlen(buf, NAME_MAX);
+	if (len && buf[len - 1] == '\n')
+		len--;
+
+	if (!strncasecmp_k(buf, "round-robin", 11) ||
+	    (len == 2 && !strncasecmp_k(buf, "rr", 2)))
+		*policy = MP_POLICY_RR;
+	else if (!strncasecmp_k(buf, "min-inflight", 12) ||
+		 (len == 2 && !strncasecmp_k(buf, "mi", 2)))
+		*policy = MP_POLICY_MIN_INFLIGHT;
+	else if (!strncasecmp_k(buf, "min-latency", 11) ||
+		 (len == 2 && !strncasecmp_k(buf, "ml", 2)))
+		*policy = MP_POLICY_MIN_LATENCY;
+	else
+		return -EINVAL;
+
+	return 0;
+}
+
+/* 0 and the value in *out, or -errno. */
+int oracle_max_reconnect_attempts_store(const char *buf, int *out)
+{
+	int value;
+	int ret;
+
+	ret = kstrtoint(buf, 10, &value);
+	if (ret)
+		return ret;
+	if (value > MAX_MAX_RECONN_ATT ||
+		     value < MIN_MAX_RECONN_ATT)
+		return -EINVAL;
+	*out = value;
+	return 0;
+}

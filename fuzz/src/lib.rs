@@ -212,6 +212,11 @@ mod tests {
             (0, Ok(b"/run/c/d".to_vec()))
         );
         assert_eq!(oracle::full_path(b"/dev", b"c", b"a..b"), (0, Err(-22)));
+        assert_eq!(oracle::mpath_policy_store(b"MI\n"), Ok(1));
+        assert_eq!(oracle::mpath_policy_store(b"Round-Robin junk"), Ok(0));
+        assert_eq!(oracle::mpath_policy_store(b"mix"), Err(-22));
+        assert_eq!(oracle::max_reconnect_attempts_store(b"-1\n"), Ok(-1));
+        assert_eq!(oracle::max_reconnect_attempts_store(b"1e"), Err(-22));
         assert_eq!(oracle::full_path(&[b'a'; 4096], b"c", b"d").0, -22);
     }
 }
@@ -305,6 +310,8 @@ pub mod oracle {
         fn kstrtoint(s: *const c_char, base: c_uint, res: *mut c_int) -> c_int;
         fn kstrtoull(s: *const c_char, base: c_uint, res: *mut u64) -> c_int;
         fn oracle_map_options(buf: *const c_char, cpus: c_uint, m: *mut Map) -> c_int;
+        fn oracle_mpath_policy_store(buf: *const c_char, policy: *mut c_int) -> c_int;
+        fn oracle_max_reconnect_attempts_store(buf: *const c_char, out: *mut c_int) -> c_int;
         fn oracle_full_path(
             param: *const c_char,
             sessname: *const c_char,
@@ -312,6 +319,34 @@ pub mod oracle {
             out: *mut c_char,
             set_rc: *mut c_int,
         ) -> c_int;
+    }
+
+    /// The C client's `mpath_policy_store()` on the C string in `s`: the
+    /// new policy id, or the negative errno.
+    pub fn mpath_policy_store(s: &[u8]) -> Result<i32, i32> {
+        let cs = c_string(s);
+        let mut v: c_int = -1;
+        // SAFETY: a NUL-terminated string and a valid out pointer.
+        let rc = unsafe { oracle_mpath_policy_store(cs.as_ptr(), &mut v) };
+        if rc == 0 {
+            Ok(v)
+        } else {
+            Err(rc)
+        }
+    }
+
+    /// The C client's `max_reconnect_attempts_store()` on the C string in
+    /// `s`: the new value, or the negative errno.
+    pub fn max_reconnect_attempts_store(s: &[u8]) -> Result<i32, i32> {
+        let cs = c_string(s);
+        let mut v: c_int = 0;
+        // SAFETY: a NUL-terminated string and a valid out pointer.
+        let rc = unsafe { oracle_max_reconnect_attempts_store(cs.as_ptr(), &mut v) };
+        if rc == 0 {
+            Ok(v)
+        } else {
+            Err(rc)
+        }
     }
 
     /// The C server loaded with `dev_search_path=param` resolving `dev_name`
