@@ -15,11 +15,15 @@
  *   drivers/infiniband/ulp/rtrs/rtrs.c
  *                             rtrs_str_gid_to_sockaddr(), rtrs_str_to_sockaddr()
  *
- * The function bodies are the kernel's, unchanged; only the kernel types,
- * macros and the few calls into the rest of the kernel (dev_get_by_name,
- * kstrndup, div_u64) are replaced by the shims below, and the socket
- * addresses by struct oracle_addr. Build with -fwrapv, as the kernel does
- * with -fno-strict-overflow.
+ * The function bodies are the kernel's, their logic unchanged; the kernel
+ * types, macros and the few calls into the rest of the kernel
+ * (dev_get_by_name, kstrndup, kmalloc, div_u64, pr_err) are replaced by
+ * shims, the socket addresses by struct oracle_addr (so __ipv6_addr_type()
+ * reads big-endian words instead of comparing with htonl(), and
+ * rtrs_str_gid_to_sockaddr() fills only what the targets compare), and the
+ * strnstr() over the whole dev_search_path buffer by strstr() on a buffer
+ * that is NUL past the string. Build with -fwrapv, as the kernel does with
+ * -fno-strict-overflow.
  */
 #include <errno.h>
 #include <limits.h>
