@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 //! `DevSearchPath::set` and `full_path` against the kernel's own server
 //! code (`dev_search_path_set()`, the checks of `process_msg_open()` and
-//! `rnbd_srv_get_full_path()` of Linux 6.12, from fuzz/oracle/kernel.c):
+//! `rnbd_srv_get_full_path()` of Linux 6.12, extracted by fuzz/build.rs):
 //! the same parameter, the same path or `EINVAL`, except where we are
 //! stricter on purpose (a session name that is not one path component
 //! when the search path holds `%SESSNAME%`, see devpath.rs).

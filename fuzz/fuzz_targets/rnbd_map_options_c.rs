@@ -3,7 +3,7 @@
 //! `parse_path` on each `path=` (what the Rust client does) accept exactly
 //! what `rnbd_clt_parse_map_options()` of Linux 6.12 accepts (with
 //! `match_token()`, `match_int()`, `simple_strtol()`, `strim()` and
-//! `rtrs_addr_to_sockaddr()`, compiled from fuzz/oracle/kernel.c), and find
+//! `rtrs_addr_to_sockaddr()`, extracted by fuzz/build.rs), and find
 //! the same names, port, access mode, poll queues and addresses.
 #![no_main]
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 //! `kstrtouint` and `kstrtoint` against the kernel's own `lib/kstrtox.c`
-//! (Linux 6.12, compiled from fuzz/oracle/kernel.c), bases 0 to 16.
+//! (Linux 6.12, extracted by fuzz/build.rs), bases 0 to 16.
 //!
 //! Input: a base selector byte (its value modulo 17), then the text.
 #![no_main]

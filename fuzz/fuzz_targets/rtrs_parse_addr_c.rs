@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 //! `parse_addr` against the kernel's own code: `rtrs_str_to_sockaddr()`,
 //! `inet_pton_with_scope()`, `in4_pton()`, `in6_pton()` and
-//! `__ipv6_addr_type()` of Linux 6.12, compiled from fuzz/oracle/kernel.c.
+//! `__ipv6_addr_type()` of Linux 6.12, extracted by fuzz/build.rs.
 //! Same acceptance, same errno, same address, scope and port.
 #![no_main]
 

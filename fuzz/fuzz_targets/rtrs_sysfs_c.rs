@@ -2,7 +2,7 @@
 //! The RTRS client's sysfs stores against the kernel's own code:
 //! `MpPolicy::parse` and `parse_max_reconnect_attempts` accept what
 //! `mpath_policy_store()` and `max_reconnect_attempts_store()` of Linux
-//! 6.12 accept (from fuzz/oracle/kernel.c), with the same value or errno.
+//! 6.12 accept (extracted by fuzz/build.rs), with the same value or errno.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

@@ -277,13 +277,16 @@ pub mod addr {
     }
 }
 
-/// The C oracle: the Linux 6.12 functions of `oracle/kernel.c`, compiled
-/// by `build.rs`, behind safe wrappers that take Rust byte strings.
+/// The C oracle: the Linux 6.12 functions listed in `oracle/functions`,
+/// extracted from the kernel sources and compiled with `oracle/shim.h` and
+/// `oracle/glue.c` by `build.rs`, behind safe wrappers that take Rust byte
+/// strings.
 pub mod oracle {
     use core::ffi::{c_char, c_int, c_uint};
     use std::ffi::CString;
 
-    /// `struct oracle_addr`: what `rtrs_str_to_sockaddr()` fills in.
+    /// `struct oracle_addr` (`glue.c`): what the targets compare of the
+    /// `struct sockaddr_storage` that `rtrs_str_to_sockaddr()` fills in.
     #[repr(C)]
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
     pub struct Addr {
