@@ -134,6 +134,12 @@ struct match_token {
 };
 typedef struct match_token match_table_t[];
 
+/* include/linux/inet.h: the kernel's, glibc's INET6_ADDRSTRLEN is 46 */
+#undef INET_ADDRSTRLEN
+#undef INET6_ADDRSTRLEN
+#define INET_ADDRSTRLEN		(16)
+#define INET6_ADDRSTRLEN	(48)
+
 /* include/net/ipv6.h, net/core/utils.c: constants */
 #define IPV6_ADDR_ANY		0x0000U
 #define IPV6_ADDR_UNICAST	0x0001U
