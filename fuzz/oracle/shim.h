@@ -23,7 +23,13 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-/* The kernel's own string and ctype functions, not glibc's. */
+/*
+ * The kernel's own string and ctype functions, not glibc's. memcmp() too:
+ * strnstr() calls it at every offset of its 4 KiB buffer, and libFuzzer
+ * hooks glibc's (recording each comparison), which made rnbd_full_path_c
+ * 15 times slower.
+ */
+#define memcmp kernel_memcmp
 #define strncasecmp kernel_strncasecmp
 #define strsep kernel_strsep
 #define isdigit kernel_isdigit
@@ -40,6 +46,7 @@ typedef unsigned short __kernel_sa_family_t;
 
 /* include/linux/compiler*.h, kernel.h, minmax.h, array_size.h */
 #define noinline
+#define __visible
 #define unlikely(x) (x)
 #define likely(x) (x)
 #define min_t(type, a, b) ((type)(a) < (type)(b) ? (type)(a) : (type)(b))
