@@ -68,6 +68,13 @@ bench: modules
 	@scripts/install-deps --bench
 	scripts/bench --kdir "$(kdir)" --modules $(BUILD)/modules $(BENCH)
 
+# Host fuzzing of every parser and decoder in fuzz/ (scripts/fuzz), each
+# target for FUZZ_SECONDS (default 10) or FUZZ_RUNS executions, e.g.
+# make fuzz FUZZ_RUNS=10000000 T=rnbd_  (only the targets matching rnbd_).
+.PHONY: fuzz
+fuzz:
+	scripts/fuzz $(if $(T),--filter '$(T)')
+
 fmt:
 	rustfmt --edition 2021 --config-path .rustfmt.toml $$(git ls-files '*.rs')
 
@@ -84,4 +91,6 @@ help:
 	@echo "  make CLIPPY=1         build with clippy, as the kernel does"
 	@echo "  make check T=<re>     only the selftests whose name matches <re>"
 	@echo "  make check PROFILE=debug  the same on a KASAN/lockdep/UBSAN/kmemleak kernel"
+	@echo "  make fuzz             fuzz every parser and decoder on the host (FUZZ_SECONDS,"
+	@echo "                        FUZZ_RUNS, FUZZ_JOBS, T=<re>; Documentation/reliability.md)"
 	@echo "  RTRS_CACHE=<dir>      where the kernel, bindgen and initramfs are cached"

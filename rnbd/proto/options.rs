@@ -17,10 +17,14 @@ pub const MAX_PATHS: usize = 6;
 
 /// One `path=` of `map_device`: the address text, which the RTRS address
 /// parser reads, and the destination port in effect where it was given.
+///
+/// The text is bytes, not `str`: C hands them to `rtrs_addr_to_sockaddr()`
+/// as they are, and its `in4_pton()` stops at a `:` or newline after the
+/// address, so `ip:1.2.3.4:\x8c` is a valid path although it is not UTF-8.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MapPath<'a> {
     /// `[srcaddr,]dstaddr` or `[srcaddr@]dstaddr`, e.g. `ip:10.0.0.1`.
-    pub addr: &'a str,
+    pub addr: &'a [u8],
     /// `dest_port=` as it was when this path came: C converts each path to a
     /// socket address as soon as it reads it, so a later `dest_port=` does
     /// not apply to it.
@@ -28,7 +32,7 @@ pub struct MapPath<'a> {
 }
 
 impl MapPath<'_> {
-    const EMPTY: MapPath<'static> = MapPath { addr: "", port: 0 };
+    const EMPTY: MapPath<'static> = MapPath { addr: b"", port: 0 };
 }
 
 /// The options of a `map_device` write (`rnbd_clt_parse_map_options`),
@@ -104,8 +108,9 @@ impl<'a> MapOptions<'a> {
     /// one, except `path=`, which adds a path. Errors, each as in C:
     /// `EINVAL` for an unknown option, a missing or malformed value, a name
     /// longer than `NAME_MAX` or a missing mandatory option, and `ENOMEM` for
-    /// more than [`MAX_PATHS`] paths. A path that is not UTF-8 is `EINVAL`
-    /// here (C fails it in the address parser).
+    /// more than [`MAX_PATHS`] paths. The paths are not parsed here: the
+    /// caller gives each to the RTRS address parser, whose errors C
+    /// reports as it reads each path.
     pub fn parse(input: &'a [u8], nr_cpu_ids: u32) -> Result<Self, Error> {
         let mut opts = Self {
             sessname: b"",
@@ -131,7 +136,7 @@ impl<'a> MapOptions<'a> {
                 Token::Path(arg) => {
                     let slot = opts.paths.get_mut(opts.path_cnt).ok_or(Error::NoMem)?;
                     *slot = MapPath {
-                        addr: core::str::from_utf8(arg).map_err(|_| Error::Inval)?,
+                        addr: arg,
                         port: opts.dest_port,
                     };
                     opts.path_cnt += 1;
@@ -255,7 +260,7 @@ mod tests {
         assert_eq!(
             o.paths(),
             &[MapPath {
-                addr: "ip:10.50.100.66",
+                addr: b"ip:10.50.100.66",
                 port: 1234
             }]
         );
@@ -278,11 +283,11 @@ mod tests {
             o.paths(),
             &[
                 MapPath {
-                    addr: "ip:1.1.1.1,ip:2.2.2.2",
+                    addr: b"ip:1.1.1.1,ip:2.2.2.2",
                     port: 4321
                 },
                 MapPath {
-                    addr: "gid:fe80::1@gid:fe80::2",
+                    addr: b"gid:fe80::1@gid:fe80::2",
                     port: 4321
                 },
             ]
@@ -376,7 +381,7 @@ mod tests {
         let six = b"sessname=s device_path=d path=ip:1 path=ip:2 path=ip:3 path=ip:4 \
                     path=ip:5 path=ip:6";
         assert_eq!(parse(six).unwrap().paths().len(), 6);
-        assert_eq!(parse(six).unwrap().paths()[5].addr, "ip:6");
+        assert_eq!(parse(six).unwrap().paths()[5].addr, b"ip:6");
         let seven = b"sessname=s device_path=d path=ip:1 path=ip:2 path=ip:3 path=ip:4 \
                       path=ip:5 path=ip:6 path=ip:7";
         assert_eq!(parse(seven), Err(Error::NoMem));
@@ -388,10 +393,14 @@ mod tests {
 
     #[test]
     fn non_utf8_path() {
-        assert_eq!(
-            parse(b"sessname=s device_path=d path=ip:\xff"),
-            Err(Error::Inval)
-        );
+        // Found by fuzzing against the C parser (fuzz/rnbd_map_options_c):
+        // C accepts this path, in4_pton() stopping at the ':', so the bytes
+        // go to the address parser as they are; refusing what is not UTF-8
+        // refused a write that C maps.
+        let o = parse(b"sessname=s device_path=d path=ip:1.1.1.1,ip:2.2.2.8:0\x8c:2").unwrap();
+        assert_eq!(o.paths()[0].addr, b"ip:1.1.1.1,ip:2.2.2.8:0\x8c:2");
+        let o = parse(b"sessname=s device_path=d path=ip:\xff").unwrap();
+        assert_eq!(o.paths()[0].addr, b"ip:\xff");
         // Names are bytes: not UTF-8 is fine there.
         let o = parse(b"sessname=\xff device_path=\xfe").unwrap();
         assert_eq!(o.sessname, b"\xff");
