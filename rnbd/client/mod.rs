@@ -118,7 +118,7 @@ impl Client {
             let a = PathAddr::parse(p.addr, p.port).inspect_err(|e| {
                 pr_err!(
                     "map_device: invalid path '{}', err: {}\n",
-                    p.addr,
+                    BStr::from_bytes(p.addr),
                     e.to_errno()
                 );
             })?;

@@ -47,7 +47,7 @@ pub struct PathAddr {
 impl PathAddr {
     /// Parses `[src@|src,]dst` with destination port `port`.
     #[inline]
-    pub fn parse(addr: &str, port: u16) -> Result<Self> {
+    pub fn parse(addr: &[u8], port: u16) -> Result<Self> {
         // SAFETY: all-zero is a valid (empty) storage.
         let mut p: Self = unsafe { core::mem::zeroed() };
         let mut a = ffi::rtrs_addr {
