@@ -54,8 +54,9 @@ check: hosttest modules
 	scripts/run-tests --kdir "$(kdir)" --modules $(BUILD)/modules $(if $(T),--filter '$(T)')
 
 # The pure protocol code on the host: unit tests, and the kernel's lints
-# through clippy. cargo uses its own toolchain, not the kernel's rustc.
-hosttest:
+# through clippy; and every .rs file formatted as rustfmt would. cargo uses
+# its own toolchain, not the kernel's rustc.
+hosttest: fmtcheck
 	env -u RUSTC cargo test --workspace --quiet
 	env -u RUSTC cargo clippy --workspace --all-targets --quiet -- -D warnings
 
