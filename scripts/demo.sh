@@ -4,9 +4,9 @@
 # memory-backed null_blk over RNBD; the client maps it as /dev/rnbd0, runs fio
 # on it and shows what sysfs says about the session, the path and the device.
 #
-# RTRS (rtrs-core, rtrs-client, rtrs-server) is ours, in Rust; RNBD is still
-# the C rnbd-client and rnbd-server of the test kernel, which load on top of
-# ours unchanged (see README.md for the state of each module).
+# Every module on both sides is ours, in Rust: rtrs-core, rtrs-client and
+# rnbd-client in the client guest, rtrs-core, rtrs-server and rnbd-server in
+# the server guest (stack_files prints which module is which).
 . /opt/rtrs-rs/selftests/lib.sh
 
 sess=demo
@@ -22,12 +22,12 @@ rxe_up || die "rxe did not come up"
 rdma link show | sed 's/^/  client: /'
 on_server 'rdma link show' | sed 's/^/  server: /'
 
-say "server: null_blk (1 GiB, memory backed) exported by rnbd-server"
-on_server srv_stack_load rtrs || die "cannot load the server modules"
+say "server: null_blk (1 GiB, memory backed) exported by our rnbd-server"
+on_server srv_stack_load rnbd || die "cannot load the server modules"
 on_server stack_files | sed 's/^/  server: /'
 
 say "client: map server:/dev/nullb0 over RTRS, one path per link"
-clt_stack_load rtrs || die "cannot load the client modules"
+clt_stack_load rnbd || die "cannot load the client modules"
 stack_files | sed 's/^/  client: /'
 opts="sessname=$sess path=ip:$CLIENT_IP0@ip:$SERVER_IP0 path=ip:$CLIENT_IP1@ip:$SERVER_IP1 device_path=/dev/nullb0"
 echo "  echo '$opts' > /sys/class/rnbd-client/ctl/map_device"
