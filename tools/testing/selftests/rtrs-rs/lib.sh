@@ -246,7 +246,8 @@ fio_verify() {
 		echo "# fio_verify: $dev is not a block device"
 		return 1
 	fi
-	out=$(fio --name=verify --filename="$dev" --ioengine=libaio --direct=1 \
+	# FIO_TIMEOUT=<seconds>: kill fio if it takes longer (a hung IO).
+	out=$(${FIO_TIMEOUT:+timeout "$FIO_TIMEOUT"} fio --name=verify --filename="$dev" --ioengine=libaio --direct=1 \
 		--verify=crc32c --verify_fatal=1 --do_verify=1 "$@" 2>&1)
 	rc=$?
 	echo "$out" | grep -E 'IOPS=|err=|verify:|error|bad' | sed 's/^/# /'
