@@ -116,10 +116,10 @@ impl SockAddr {
     /// The parts of the address.
     pub fn kind(&self) -> SockAddrKind {
         let p = core::ptr::addr_of!(self.0);
-        // SAFETY (all three reads): the storage holds the layout its family
-        // says; it is large and aligned enough for each.
         match self.family() as u32 {
             ffi::AF_INET => {
+                // SAFETY: the storage holds the layout its family says, and
+                // is large and aligned enough for a `sockaddr_in`.
                 let sin = unsafe { &*p.cast::<ffi::sockaddr_in>() };
                 SockAddrKind::V4 {
                     addr: sin.sin_addr.s_addr.to_ne_bytes(),
@@ -127,6 +127,7 @@ impl SockAddr {
                 }
             }
             ffi::AF_INET6 => {
+                // SAFETY: as for AF_INET, with a `sockaddr_in6`.
                 let sin6 = unsafe { &*p.cast::<ffi::sockaddr_in6>() };
                 SockAddrKind::V6 {
                     // SAFETY: every member of the in6 union is plain bytes.
@@ -136,9 +137,10 @@ impl SockAddr {
                 }
             }
             ffi::AF_IB => {
+                // SAFETY: as for AF_INET, with a `sockaddr_ib`.
                 let sib = unsafe { &*p.cast::<ffi::sockaddr_ib>() };
                 SockAddrKind::Ib {
-                    // SAFETY: as above.
+                    // SAFETY: every member of the ib union is plain bytes.
                     gid: unsafe { sib.sib_addr.ib_u.uib_addr8 },
                     service_id: u64::from_be(sib.sib_sid),
                 }

@@ -617,11 +617,11 @@ pub unsafe fn request_args<'a>(
     Ok(Request {
         dir: if dir == 0 { Dir::Read } else { Dir::Write },
         permit,
-        // SAFETY: `nr` valid kvecs for the call (function contract).
         usr: UsrMsg {
             vec: if nr == 0 {
                 &[]
             } else {
+                // SAFETY: `nr` valid kvecs for the call (function contract).
                 unsafe { core::slice::from_raw_parts(vec, nr) }
             },
         },
