@@ -49,10 +49,16 @@ skip() {
 }
 
 # check <description> <command...>: one test case, passing if the command does.
+# A test may set check_on_fail to a command that shows why a case failed.
 check() {
 	local desc=$1
 	shift
-	if "$@"; then ok "$desc"; else fail "$desc"; fi
+	if "$@"; then
+		ok "$desc"
+	else
+		${check_on_fail:+$check_on_fail}
+		fail "$desc"
+	fi
 }
 
 # Stop the test here: the remaining cases cannot run.
@@ -220,6 +226,17 @@ srv_stack_load() {
 
 # clt_stack_load <stack>: the client side, as above.
 clt_stack_load() { _stack_load client "$@"; }
+
+# The end of an RNBD test, whatever state it left: force-unmap every rnbd
+# device, unload the stacks on both sides and the server's null_blk.
+rnbd_cleanup() {
+	local d
+	for d in /sys/block/rnbd*/rnbd/unmap_device; do
+		[ -e "$d" ] && echo force >"$d"
+	done
+	unload_rnbd_rtrs
+	on_server 'unload_rnbd_rtrs; rmmod null_blk 2>/dev/null; true'
+}
 
 # Whether the loaded module <name> is ours: out-of-tree modules carry the
 # O taint flag; the in-tree C ones do not. (modinfo resolves a name through

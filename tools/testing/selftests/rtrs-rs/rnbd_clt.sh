@@ -16,9 +16,7 @@ ktap_plan 66
 
 cleanup() {
 	exec 3<&- 2>/dev/null
-	[ -e $dev/unmap_device ] && echo force >$dev/unmap_device
-	unload_rnbd_rtrs
-	on_server 'unload_rnbd_rtrs; rmmod null_blk 2>/dev/null; true'
+	rnbd_cleanup
 }
 trap cleanup EXIT
 

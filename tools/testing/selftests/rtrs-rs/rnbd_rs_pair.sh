@@ -16,15 +16,7 @@ ccls=/sys/class/rtrs-client
 rounds=100
 ktap_plan 20
 
-cleanup() {
-	local d
-	for d in /sys/block/rnbd*/rnbd/unmap_device; do
-		[ -e "$d" ] && echo force >"$d"
-	done
-	unload_rnbd_rtrs
-	on_server 'unload_rnbd_rtrs; rmmod null_blk 2>/dev/null; true'
-}
-trap cleanup EXIT
+trap rnbd_cleanup EXIT
 
 # Where the IO is, when it hangs: blk-mq's view and the RTRS counters on
 # both sides.
@@ -39,11 +31,7 @@ io_state() {
 }
 # IO that takes 4 minutes on these guests is hung: fail, and show where.
 export FIO_TIMEOUT=240
-check() {
-	local name=$1
-	shift
-	if "$@"; then ok "$name"; else io_state; fail "$name"; fi
-}
+check_on_fail=io_state
 
 unmap() { echo normal >/sys/block/rnbd0/rnbd/unmap_device && wait_for 30 test ! -e /dev/rnbd0; }
 state_is() { [ "$(cat "$ccls/$sess/paths/$1/state" 2>/dev/null)" = "$2" ]; }

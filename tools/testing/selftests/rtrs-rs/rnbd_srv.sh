@@ -22,15 +22,7 @@ ref=/tmp/rnbd-srv-ref
 ours=/tmp/rnbd-srv-ours
 ktap_plan 46
 
-cleanup() {
-	local d
-	for d in /sys/block/rnbd*/rnbd/unmap_device; do
-		[ -e "$d" ] && echo force >"$d"
-	done
-	unload_rnbd_rtrs
-	on_server 'unload_rnbd_rtrs; rmmod null_blk 2>/dev/null; true'
-}
-trap cleanup EXIT
+trap rnbd_cleanup EXIT
 
 # The device path clients map: /dev/nullb0, or relative to a
 # dev_search_path.
