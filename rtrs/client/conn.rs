@@ -12,8 +12,8 @@ use crate::rb::once::SetOnce;
 use crate::rb::ratelimit::printk_ratelimit;
 use crate::rb::rdma::cq::impl_has_cqe;
 use crate::rb::rdma::{
-    CmEvent, CmHandler, CmIdRef, ConnParam, Cqe, CqeHandler, DmaBuf, DmaDirection, RecvWr, Sge, Wc,
-    WcOpcode,
+    CmEvent, CmHandler, CmIdRef, ConnParam, Cqe, CqeHandler, DmaBuf, DmaDirection, QpEvent, RecvWr,
+    Sge, Wc, WcOpcode,
 };
 use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
@@ -520,6 +520,25 @@ impl CqeHandler<3> for Con {
 }
 
 impl CmHandler for Con {
+    /// `qp_event_handler()` of rtrs.c: logged, as C does.
+    fn qp_event(&self, ev: &QpEvent) {
+        if ev.is_comm_est() {
+            pr_info!(
+                "{}: QP event {} ({}) received\n",
+                self.path.name(),
+                ev.name(),
+                ev.code()
+            );
+        } else {
+            pr_info!(
+                "{}: Unhandled QP event {} ({}) received\n",
+                self.path.name(),
+                ev.name(),
+                ev.code()
+            );
+        }
+    }
+
     /// `rtrs_clt_rdma_cm_handler()`.
     fn event(&self, id: &CmIdRef<Self>, event: &CmEvent<'_>) {
         let err = match event {

@@ -9,14 +9,16 @@ use crate::proto::imm::Imm;
 use crate::proto::msg::InfoReq;
 use crate::proto::state::SrvState;
 use crate::rb::kvec::VecExt;
+use crate::rb::ratelimit::printk_ratelimit;
 use crate::rb::rdma::cq::impl_has_cqe;
 use crate::rb::rdma::device::Device;
 use crate::rb::rdma::{
-    CmEvent, CmHandler, CmIdRef, Cqe, CqeHandler, DmaBuf, DmaDirection, RecvWr, SendFlags, SendOp,
-    SendWr, Sge, Wc, WcOpcode,
+    CmEvent, CmHandler, CmIdRef, Cqe, CqeHandler, DmaBuf, DmaDirection, QpEvent, RecvWr, SendFlags,
+    SendOp, SendWr, Sge, Wc, WcOpcode,
 };
 use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use core::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+use kernel::c_str;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
@@ -237,8 +239,10 @@ impl CqeHandler<1> for Con {
 
     /// `rtrs_srv_reg_mr_done()`.
     fn done(&self, _conn: &CmIdRef<Con>, wc: &Wc<'_>) {
+        // Flushed too, as in C: rxe reports a REG_MR that broke the QP as
+        // flushed (Documentation/rtrs.md).
         if !wc.is_ok() {
-            if !wc.is_flushed() {
+            if printk_ratelimit(c_str!("rtrs_srv_reg_mr_done")) {
                 pr_err!("{}: REG MR failed: {}\n", self.path.name(), wc.status_msg());
             }
             self.path.close();
@@ -313,6 +317,25 @@ impl CqeHandler<3> for Con {
 }
 
 impl CmHandler for Con {
+    /// `qp_event_handler()` of rtrs.c: logged, as C does.
+    fn qp_event(&self, ev: &QpEvent) {
+        if ev.is_comm_est() {
+            pr_info!(
+                "{}: QP event {} ({}) received\n",
+                self.path.name(),
+                ev.name(),
+                ev.code()
+            );
+        } else {
+            pr_info!(
+                "{}: Unhandled QP event {} ({}) received\n",
+                self.path.name(),
+                ev.name(),
+                ev.code()
+            );
+        }
+    }
+
     /// `rtrs_srv_rdma_cm_handler()` for a connection.
     fn event(&self, _id: &CmIdRef<Self>, event: &CmEvent<'_>) {
         match event {

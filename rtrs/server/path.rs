@@ -18,6 +18,7 @@ use crate::proto::msg::{
 };
 use crate::proto::state::SrvState;
 use crate::rb::kvec::VecExt;
+use crate::rb::ratelimit::printk_ratelimit;
 use crate::rb::rdma::chunk::ChunkMap;
 use crate::rb::rdma::cm::QpAttr;
 use crate::rb::rdma::cq::impl_has_cqe;
@@ -31,6 +32,7 @@ use crate::rb::rtrs_api::srv::OpSlots;
 use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use crate::rb::workqueue::{impl_has_delayed_work, DelayedWork, DelayedWorkItem};
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
+use kernel::c_str;
 use kernel::prelude::*;
 use kernel::sync::{Arc, CondVar, CondVarTimeoutResult, Mutex};
 use kernel::time::Ktime;
@@ -82,7 +84,7 @@ impl CqeHandler<0> for SrvMr {
     fn done(&self, conn: &CmIdRef<Con>, wc: &Wc<'_>) {
         let path = &conn.handler().path;
         if !wc.is_ok() {
-            if !wc.is_flushed() {
+            if printk_ratelimit(c_str!("rtrs_srv_inv_rkey_done")) {
                 pr_err!(
                     "{}: Failed IB_WR_LOCAL_INV: {}\n",
                     path.name(),

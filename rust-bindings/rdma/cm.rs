@@ -282,6 +282,33 @@ pub trait CmHandler: Send + Sync + Sized + 'static {
     /// handler lock held: `connect` and `accept` may be called, and dropping
     /// the `CmId` here is allowed (see the module documentation).
     fn event(&self, id: &CmIdRef<Self>, event: &CmEvent<'_>);
+
+    /// An asynchronous event of the id's QP (`IB_EVENT_COMM_EST` is also
+    /// passed on to rdma_cm before this runs). Any context: it must not
+    /// sleep. The default ignores it.
+    fn qp_event(&self, _event: &QpEvent) {}
+}
+
+/// An asynchronous QP event (`struct ib_event` of a QP).
+pub struct QpEvent(ffi::ib_event_type);
+
+impl QpEvent {
+    /// Its number (`enum ib_event_type`).
+    pub fn code(&self) -> u32 {
+        self.0 as u32
+    }
+
+    /// Whether it is `IB_EVENT_COMM_EST` (data arrived before the RTU).
+    pub fn is_comm_est(&self) -> bool {
+        self.0 == ffi::ib_event_type_IB_EVENT_COMM_EST
+    }
+
+    /// Its name (`ib_event_msg`).
+    pub fn name(&self) -> &'static CStr {
+        // SAFETY: `ib_event_msg` returns a static NUL-terminated string for
+        // any value ("unrecognized event" for unknown ones).
+        unsafe { CStr::from_char_ptr(ffi::ib_event_msg(self.0)) }
+    }
 }
 
 /// The QP and CQ of a CM id.
@@ -409,6 +436,7 @@ unsafe extern "C" fn qp_event<H: CmHandler>(ev: *mut ffi::ib_event, ctx: *mut ke
             unsafe { ffi::rdma_notify(inner.id, ev.event) };
         }
     }
+    inner.handler().qp_event(&QpEvent(ev.event));
 }
 
 fn timeout(ms: u32) -> Result<usize> {

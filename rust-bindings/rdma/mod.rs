@@ -19,7 +19,7 @@ pub mod wr;
 
 pub use addr::SockAddr;
 pub use cm::{
-    CmEvent, CmHandler, CmId, CmIdRef, ConnParam, ConnectRequest, ListenHandler, Listener,
+    CmEvent, CmHandler, CmId, CmIdRef, ConnParam, ConnectRequest, ListenHandler, Listener, QpEvent,
 };
 pub use cq::{Cqe, CqeHandler, PollContext, Wc, WcOpcode};
 pub use device::{Device, DeviceRef};
