@@ -263,8 +263,9 @@ fio_verify() {
 		echo "# fio_verify: $dev is not a block device"
 		return 1
 	fi
-	# FIO_TIMEOUT=<seconds>: kill fio if it takes longer (a hung IO).
-	out=$(${FIO_TIMEOUT:+timeout "$FIO_TIMEOUT"} fio --name=verify --filename="$dev" --ioengine=libaio --direct=1 \
+	# fio is killed after FIO_TIMEOUT seconds (600 unless set): a hung IO
+	# fails its case, not the whole test at its time bound.
+	out=$(timeout "${FIO_TIMEOUT:-600}" fio --name=verify --filename="$dev" --ioengine=libaio --direct=1 \
 		--verify=crc32c --verify_fatal=1 --do_verify=1 "$@" 2>&1)
 	rc=$?
 	echo "$out" | grep -E 'IOPS=|err=|verify:|error|bad' | sed 's/^/# /'

@@ -74,9 +74,9 @@ check "64k sequential writes, libaio, QD1, verified" \
 check "${max_kb}k random writes, io_uring, QD8, verified" \
 	fio_verify /dev/rnbd0 --rw=randwrite --bs="${max_kb}k" --iodepth=8 --size=32M \
 	--offset=64M --ioengine=io_uring
-# Known bug: the same at QD64 hung once in three runs (no IO completed,
-# nothing logged; Documentation/rnbd.md). Reported here until it is fixed.
-skip "${max_kb}k random writes, io_uring, QD64, verified: known bug, hangs at times"
+check "${max_kb}k random writes, io_uring, QD64, verified" \
+	fio_verify /dev/rnbd0 --rw=randwrite --bs="${max_kb}k" --iodepth=64 --size=32M \
+	--offset=96M --ioengine=io_uring
 check "mixed 512 B to ${max_kb} KiB, io_uring, QD1, verified" \
 	fio_verify /dev/rnbd0 --rw=randrw --bsrange=512-"${max_kb}k" --blockalign=512 --iodepth=1 \
 	--size=8M --offset=128M --ioengine=io_uring
