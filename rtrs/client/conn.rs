@@ -520,23 +520,9 @@ impl CqeHandler<3> for Con {
 }
 
 impl CmHandler for Con {
-    /// `qp_event_handler()` of rtrs.c: logged, as C does.
+    /// `qp_event_handler()` of rtrs.c.
     fn qp_event(&self, ev: &QpEvent) {
-        if ev.is_comm_est() {
-            pr_info!(
-                "{}: QP event {} ({}) received\n",
-                self.path.name(),
-                ev.name(),
-                ev.code()
-            );
-        } else {
-            pr_info!(
-                "{}: Unhandled QP event {} ({}) received\n",
-                self.path.name(),
-                ev.name(),
-                ev.code()
-            );
-        }
+        crate::common::log_qp_event(&self.path.name(), ev);
     }
 
     /// `rtrs_clt_rdma_cm_handler()`.

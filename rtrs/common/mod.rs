@@ -33,6 +33,19 @@ pub fn div_ceil(a: u32, b: u32) -> u32 {
     }
 }
 
+/// `qp_event_handler()` of rtrs.c: every QP async event of a path's
+/// connection is logged, `COMM_EST` as seen, the rest as unhandled.
+pub(crate) fn log_qp_event(path: &impl core::fmt::Display, ev: &crate::rb::rdma::QpEvent) {
+    let what = if ev.is_comm_est() { "" } else { "Unhandled " };
+    kernel::pr_info!(
+        "{}: {}QP event {} ({}) received\n",
+        path,
+        what,
+        ev.name(),
+        ev.code()
+    );
+}
+
 /// Where a `#[track_caller]` function was called from, as `file.rs:line`
 /// (the build directory left out), for log lines that say why.
 pub(crate) struct CallSite(&'static core::panic::Location<'static>);
