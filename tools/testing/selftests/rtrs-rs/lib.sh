@@ -263,8 +263,9 @@ fio_verify() {
 		echo "# fio_verify: $dev is not a block device"
 		return 1
 	fi
-	# fio is killed after FIO_TIMEOUT seconds (600 unless set): a hung IO
-	# fails its case, not the whole test at its time bound.
+	# fio is told to stop after FIO_TIMEOUT seconds (600 unless set): IO
+	# that is only slow fails its case. IO that never completes keeps fio
+	# waiting in the kernel, and the test ends at its time bound.
 	out=$(timeout "${FIO_TIMEOUT:-600}" fio --name=verify --filename="$dev" --ioengine=libaio --direct=1 \
 		--verify=crc32c --verify_fatal=1 --do_verify=1 "$@" 2>&1)
 	rc=$?
