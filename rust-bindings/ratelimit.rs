@@ -14,3 +14,16 @@ pub fn printk_ratelimit(site: &'static CStr) -> bool {
     // only reads (and may print).
     unsafe { ffi::__printk_ratelimit(site.as_char_ptr()) != 0 }
 }
+
+/// `pr_err!` at most at the kernel's printk rate (C's `pr_err_ratelimited`),
+/// for what a peer or a broken link can trigger at will; `site` (a string
+/// literal) names the caller when the kernel reports suppressed messages:
+/// `pr_err_ratelimited!("rtrs_clt_fast_reg_done", "{}: ...\n", name)`.
+macro_rules! pr_err_ratelimited {
+    ($site:literal, $($arg:tt)*) => {
+        if $crate::rb::ratelimit::printk_ratelimit(::kernel::c_str!($site)) {
+            ::kernel::pr_err!($($arg)*);
+        }
+    };
+}
+pub(crate) use pr_err_ratelimited;

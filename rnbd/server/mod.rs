@@ -21,9 +21,7 @@ use session::Session;
 /// modules below see it.
 macro_rules! pr_err_rl {
     ($($arg:tt)*) => {
-        if $crate::rb::ratelimit::printk_ratelimit(::kernel::c_str!("rnbd_server")) {
-            ::kernel::pr_err!($($arg)*);
-        }
+        $crate::rb::ratelimit::pr_err_ratelimited!("rnbd_server", $($arg)*)
     };
 }
 

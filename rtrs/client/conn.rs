@@ -9,7 +9,7 @@ use super::req::ReqSet;
 use crate::proto::imm::Imm;
 use crate::proto::msg::{ConnReq, ConnRsp, InfoRsp, RkeyRsp, PROTO_VER};
 use crate::rb::once::SetOnce;
-use crate::rb::ratelimit::printk_ratelimit;
+use crate::rb::ratelimit::pr_err_ratelimited;
 use crate::rb::rdma::cq::impl_has_cqe;
 use crate::rb::rdma::{
     CmEvent, CmHandler, CmIdRef, ConnParam, Cqe, CqeHandler, DmaBuf, DmaDirection, QpEvent, RecvWr,
@@ -17,7 +17,6 @@ use crate::rb::rdma::{
 };
 use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
-use kernel::c_str;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
@@ -464,13 +463,12 @@ impl CqeHandler<1> for Con {
     /// nothing else would tell the path that its QP is dead.
     fn done(&self, _conn: &CmIdRef<Con>, wc: &Wc<'_>) {
         if !wc.is_ok() {
-            if printk_ratelimit(c_str!("rtrs_clt_fast_reg_done")) {
-                pr_err!(
-                    "{}: Failed IB_WR_REG_MR: {}\n",
-                    self.path.name(),
-                    wc.status_msg()
-                );
-            }
+            pr_err_ratelimited!(
+                "rtrs_clt_fast_reg_done",
+                "{}: Failed IB_WR_REG_MR: {}\n",
+                self.path.name(),
+                wc.status_msg()
+            );
             self.path.error_recovery();
         }
     }

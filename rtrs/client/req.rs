@@ -9,13 +9,12 @@ use super::conn::Con;
 use super::path::Path;
 use crate::proto::msg::Rbuf;
 use crate::rb::kvec::VecExt;
-use crate::rb::ratelimit::printk_ratelimit;
+use crate::rb::ratelimit::pr_err_ratelimited;
 use crate::rb::rdma::cq::impl_has_cqe;
 use crate::rb::rdma::{CmIdRef, Cqe, CqeHandler, DmaBuf, DmaDirection, Mr, Pd, Wc};
 use crate::rb::rtrs_api::clt::{Confirm, Dir, MappedSg, UserSg};
 use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use kernel::c_str;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
@@ -264,13 +263,12 @@ impl CqeHandler<1> for Req {
         // Flushed too: the MR may still be valid, so the path must go
         // through recovery before the slot registers it again.
         if !wc.is_ok() {
-            if printk_ratelimit(c_str!("rtrs_clt_inv_rkey_done")) {
-                pr_err!(
-                    "{}: Failed IB_WR_LOCAL_INV: {}\n",
-                    path.name(),
-                    wc.status_msg()
-                );
-            }
+            pr_err_ratelimited!(
+                "rtrs_clt_inv_rkey_done",
+                "{}: Failed IB_WR_LOCAL_INV: {}\n",
+                path.name(),
+                wc.status_msg()
+            );
             path.error_recovery();
         }
         let mut st = self.st.lock();

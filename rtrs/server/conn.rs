@@ -9,7 +9,7 @@ use crate::proto::imm::Imm;
 use crate::proto::msg::InfoReq;
 use crate::proto::state::SrvState;
 use crate::rb::kvec::VecExt;
-use crate::rb::ratelimit::printk_ratelimit;
+use crate::rb::ratelimit::pr_err_ratelimited;
 use crate::rb::rdma::cq::impl_has_cqe;
 use crate::rb::rdma::device::Device;
 use crate::rb::rdma::{
@@ -18,7 +18,6 @@ use crate::rb::rdma::{
 };
 use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use core::sync::atomic::{AtomicI32, AtomicU32, Ordering};
-use kernel::c_str;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
@@ -242,9 +241,12 @@ impl CqeHandler<1> for Con {
         // Flushed too, as in C: rxe reports a REG_MR that broke the QP as
         // flushed (Documentation/rtrs.md).
         if !wc.is_ok() {
-            if printk_ratelimit(c_str!("rtrs_srv_reg_mr_done")) {
-                pr_err!("{}: REG MR failed: {}\n", self.path.name(), wc.status_msg());
-            }
+            pr_err_ratelimited!(
+                "rtrs_srv_reg_mr_done",
+                "{}: REG MR failed: {}\n",
+                self.path.name(),
+                wc.status_msg()
+            );
             self.path.close();
         }
     }

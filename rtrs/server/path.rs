@@ -18,7 +18,7 @@ use crate::proto::msg::{
 };
 use crate::proto::state::SrvState;
 use crate::rb::kvec::VecExt;
-use crate::rb::ratelimit::printk_ratelimit;
+use crate::rb::ratelimit::pr_err_ratelimited;
 use crate::rb::rdma::chunk::ChunkMap;
 use crate::rb::rdma::cm::QpAttr;
 use crate::rb::rdma::cq::impl_has_cqe;
@@ -32,7 +32,6 @@ use crate::rb::rtrs_api::srv::OpSlots;
 use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use crate::rb::workqueue::{impl_has_delayed_work, DelayedWork, DelayedWorkItem};
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
-use kernel::c_str;
 use kernel::prelude::*;
 use kernel::sync::{Arc, CondVar, CondVarTimeoutResult, Mutex};
 use kernel::time::Ktime;
@@ -84,13 +83,12 @@ impl CqeHandler<0> for SrvMr {
     fn done(&self, conn: &CmIdRef<Con>, wc: &Wc<'_>) {
         let path = &conn.handler().path;
         if !wc.is_ok() {
-            if printk_ratelimit(c_str!("rtrs_srv_inv_rkey_done")) {
-                pr_err!(
-                    "{}: Failed IB_WR_LOCAL_INV: {}\n",
-                    path.name(),
-                    wc.status_msg()
-                );
-            }
+            pr_err_ratelimited!(
+                "rtrs_srv_inv_rkey_done",
+                "{}: Failed IB_WR_LOCAL_INV: {}\n",
+                path.name(),
+                wc.status_msg()
+            );
             path.close();
             return;
         }
