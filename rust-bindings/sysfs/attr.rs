@@ -272,6 +272,21 @@ pub struct Dev;
 /// (`struct kobj_attribute`).
 pub struct Kobj;
 
+/// The `struct attribute` of a static attribute, as C's `__ATTR` makes it:
+/// the name and mode, and every other field zero (with lockdep, `key` null
+/// and `skey` unused: sysfs then keys the attribute on `&skey`, which is
+/// static because the tables of attributes are).
+const fn c_attr(name: &'static CStr, mode: u16) -> ffi::attribute {
+    // SAFETY: `struct attribute` holds only pointers, integers, bitfields
+    // and lockdep's `struct lock_class_key` (a list node or raw keys), for
+    // which all zero bits is a valid value: what C's static initialisers
+    // leave in the fields they do not name.
+    let mut a: ffi::attribute = unsafe { core::mem::zeroed() };
+    a.name = name.as_char_ptr();
+    a.mode = mode;
+    a
+}
+
 /// One attribute of a device whose data is `T` (a `struct device_attribute`).
 ///
 /// # Invariants
@@ -291,10 +306,7 @@ impl<T: Send + Sync + 'static> DevAttr<T> {
         // INVARIANT: the callbacks and the name are those of `A`.
         Self(
             ffi::device_attribute {
-                attr: ffi::attribute {
-                    name: A::NAME.as_char_ptr(),
-                    mode,
-                },
+                attr: c_attr(A::NAME, mode),
                 show: if A::HAS_SHOW {
                     Some(dev_show::<T, A>)
                 } else {
@@ -329,10 +341,7 @@ impl<T: Send + Sync + 'static> KobjAttr<T> {
         // INVARIANT: the callbacks and the name are those of `A`.
         Self(
             ffi::kobj_attribute {
-                attr: ffi::attribute {
-                    name: A::NAME.as_char_ptr(),
-                    mode,
-                },
+                attr: c_attr(A::NAME, mode),
                 show: if A::HAS_SHOW {
                     Some(kobj_show::<T, A>)
                 } else {
