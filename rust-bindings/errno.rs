@@ -27,6 +27,7 @@ errnos!(
     EPROTONOSUPPORT,
     ETIMEDOUT,
     EMSGSIZE,
+    EPROTO,
 );
 
 errnos!(EALREADY);

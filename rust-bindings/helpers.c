@@ -94,6 +94,9 @@ void rb_helper_sg_set_page(struct scatterlist *sg, struct page *page, unsigned i
 			   unsigned int offset)
 { sg_set_page(sg, page, len, offset); }
 
+void rb_helper_sg_set_buf(struct scatterlist *sg, const void *buf, unsigned int buflen)
+{ sg_set_buf(sg, buf, buflen); }
+
 dma_addr_t rb_helper_sg_dma_address(struct scatterlist *sg) { return sg_dma_address(sg); }
 
 unsigned int rb_helper_sg_dma_len(struct scatterlist *sg) { return sg_dma_len(sg); }

@@ -229,7 +229,10 @@ impl Attribute for CtlRun {
 
     fn store(ctl: &Ctl, input: &[u8], _ctx: &mut Store<'_>) -> Result<usize> {
         let (stream, rounds) = parse_run(input).ok_or_else(|| {
-            pr_err!("run: expected '<stream 0..{}> <rounds 1..10000>'\n", STREAMS - 1);
+            pr_err!(
+                "run: expected '<stream 0..{}> <rounds 1..10000>'\n",
+                STREAMS - 1
+            );
             EINVAL
         })?;
         let mut buf = KVec::from_elem(0u8, ctl.attrs.max_io_size as usize + PAGE_SIZE, GFP_KERNEL)?;
@@ -281,9 +284,8 @@ impl kernel::Module for TestClt {
         SESSNAME.read(|v| name.extend_from_slice(v, GFP_KERNEL))?;
         let mut path = KVec::new();
         PATH.read(|v| path.extend_from_slice(v, GFP_KERNEL))?;
-        let addr = PathAddr::parse(&path, PORT_NR.value()).inspect_err(|e| {
-            pr_err!("path '{}': {}\n", BStr::from_bytes(&path), e.to_errno())
-        })?;
+        let addr = PathAddr::parse(&path, PORT_NR.value())
+            .inspect_err(|e| pr_err!("path '{}': {}\n", BStr::from_bytes(&path), e.to_errno()))?;
         let clt = Clt::open(
             Arc::new(Events, GFP_KERNEL)?,
             &OpenParams {

@@ -185,7 +185,11 @@ impl kernel::Module for TestSrv {
         )?;
         DISK.set(disk).map_err(|_| EBUSY)?;
         let ctx = SrvCtx::open(PORT_NR.value()).inspect_err(|e| {
-            pr_err!("rtrs_srv_open(port {}): {}\n", PORT_NR.value(), e.to_errno());
+            pr_err!(
+                "rtrs_srv_open(port {}): {}\n",
+                PORT_NR.value(),
+                e.to_errno()
+            );
             DISK.take();
         })?;
         pr_info!(

@@ -14,9 +14,12 @@
 use crate::rb::block::mq::Operations;
 use crate::rb::block::request::Request;
 use crate::rb::ffi;
+use core::ops::Range;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicI32, Ordering};
 use kernel::error::from_err_ptr;
+use kernel::ffi::c_void;
+use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
 use kernel::sync::{Arc, ArcBorrow};
 use kernel::types::Opaque;
@@ -87,6 +90,15 @@ pub struct Attrs {
     pub max_io_size: u32,
     /// Most scatterlist entries per request.
     pub max_segments: u32,
+}
+
+/// The direction of a request's data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dir {
+    /// The server's answer lands in the data (an RTRS READ).
+    Read,
+    /// The data goes to the server (an RTRS WRITE).
+    Write,
 }
 
 /// Which connection a permit is for (`enum rtrs_clt_con_type`).
@@ -301,23 +313,87 @@ impl Clt {
     #[inline]
     pub fn send_usr_msg(self: &Arc<Self>, msg: &[u8], rsp: Option<&mut [u8]>) -> Result {
         let rsp_len = rsp.as_ref().map_or(0, |r| r.len());
-        let buf = KVec::from_elem(0u8, rsp_len.max(1), GFP_KERNEL)?;
+        let mut buf = KVec::from_elem(0u8, rsp_len.max(1), GFP_KERNEL)?;
+        let (dir, range) = if rsp_len > 0 {
+            (Dir::Read, 0..rsp_len)
+        } else {
+            (Dir::Write, 0..0)
+        };
+        self.request_wait(ConType::Admin, dir, msg, &mut buf, range)?;
+        if let Some(r) = rsp {
+            r.copy_from_slice(&buf[..rsp_len]);
+        }
+        Ok(())
+    }
+
+    /// Sends user message `msg` on an IO connection (the current CPU's, as
+    /// RTRS picks it when the permit is taken) with `buf[range]` as its
+    /// data, and waits for the confirmation: a `Write` sends those bytes
+    /// ahead of the message, a `Read` gets the server's answer into them.
+    /// RTRS sees them as one scatterlist entry per page they touch. Sleeps
+    /// for a permit. Returns the errno of the confirmation; `EINVAL` if
+    /// `range` is not within `buf`, or is empty for a `Read`.
+    #[inline]
+    pub fn transfer(
+        self: &Arc<Self>,
+        dir: Dir,
+        msg: &[u8],
+        buf: &mut KVec<u8>,
+        range: Range<usize>,
+    ) -> Result {
+        if dir == Dir::Read && range.is_empty() {
+            return Err(EINVAL);
+        }
+        self.request_wait(ConType::Io, dir, msg, buf, range)
+    }
+
+    /// What [`Clt::send_usr_msg`] and [`Clt::transfer`] share: one request
+    /// over `buf[range]` on a connection of kind `con`, waited for.
+    #[inline]
+    fn request_wait(
+        self: &Arc<Self>,
+        con: ConType,
+        dir: Dir,
+        msg: &[u8],
+        buf: &mut KVec<u8>,
+        range: Range<usize>,
+    ) -> Result {
+        let data = buf.get_mut(range).ok_or(EINVAL)?;
+        let len = data.len();
+        let start = data.as_mut_ptr() as usize;
+        let nents = if len == 0 {
+            0
+        } else {
+            (start + len - 1) / PAGE_SIZE - start / PAGE_SIZE + 1
+        };
+        let mut sgl = KVec::with_capacity(nents, GFP_KERNEL)?;
+        for _ in 0..nents {
+            sgl.push(Opaque::<ffi::scatterlist>::uninit(), GFP_KERNEL)?;
+        }
+        if nents > 0 {
+            // SAFETY: `sgl` holds `nents` entries, which are ours.
+            unsafe { ffi::sg_init_table(sgl.as_mut_ptr().cast(), nents as u32) };
+        }
+        let (mut at, end) = (start, start + len);
+        for e in sgl.iter() {
+            let piece = end.min((at & !(PAGE_SIZE - 1)) + PAGE_SIZE) - at;
+            // SAFETY: `at..at + piece` lies in `data`, part of a `KVec`:
+            // kmalloc memory, directly mapped, so `virt_to_page` (in
+            // `sg_set_buf`) is valid for it; `piece` is at most a page.
+            unsafe { ffi::sg_set_buf(e.get(), at as *const c_void, piece as u32) };
+            at += piece;
+        }
         let iu = Arc::new(
             UsrIu {
                 done: Opaque::uninit(),
                 errno: AtomicI32::new(0),
-                sg: Opaque::uninit(),
-                buf,
             },
             GFP_KERNEL,
         )?;
-        // SAFETY: `iu` is not shared yet; the completion and scatterlist
-        // are initialised in place, where they stay (an `Arc` never moves).
-        unsafe {
-            ffi::init_completion(iu.done.get());
-            ffi::sg_init_one(iu.sg.get(), iu.buf.as_ptr().cast(), rsp_len as u32);
-        }
-        let permit = self.get_permit(ConType::Admin, true).ok_or(ENOMEM)?;
+        // SAFETY: `iu` is not shared yet; the completion is initialised in
+        // place, where it stays (an `Arc` never moves).
+        unsafe { ffi::init_completion(iu.done.get()) };
+        let permit = self.get_permit(con, true).ok_or(ENOMEM)?;
         let vec = ffi::kvec {
             iov_base: msg.as_ptr().cast_mut().cast(),
             iov_len: msg.len(),
@@ -327,25 +403,26 @@ impl Clt {
             priv_: raw.cast_mut().cast(),
             conf_fn: Some(usr_conf),
         };
-        let (dir, sg_cnt) = if rsp_len > 0 { (0, 1) } else { (1, 0) };
-        // SAFETY: the permit is ours until the confirmation (we wait for it
-        // before dropping it); the reference in `raw` keeps `iu`, its
-        // scatterlist and buffer alive until `usr_conf` drops it.
+        // SAFETY: the permit is ours until the confirmation; the
+        // scatterlist and the data it points to (borrowed from the caller)
+        // outlive the request, since we wait for its confirmation below
+        // before returning; the reference in `raw` keeps `iu` alive until
+        // `usr_conf` drops it. RTRS copies `msg` and `ops`.
         let ret = unsafe {
             ffi::rtrs_clt_request(
-                dir,
+                i32::from(dir == Dir::Write),
                 &mut ops,
                 self.raw(),
                 permit.permit.as_ptr(),
                 &vec,
                 1,
-                rsp_len,
-                if sg_cnt == 1 {
-                    iu.sg.get()
+                len,
+                if nents > 0 {
+                    sgl.as_mut_ptr().cast()
                 } else {
                     core::ptr::null_mut()
                 },
-                sg_cnt,
+                nents as u32,
             )
         };
         if ret != 0 {
@@ -353,15 +430,13 @@ impl Clt {
             drop(unsafe { Arc::from_raw(raw) });
             return Err(Error::from_errno(ret));
         }
-        // SAFETY: initialised above; `usr_conf` completes it once.
+        // SAFETY: initialised above; `usr_conf` completes it once. Not
+        // interruptible: RTRS uses the data until then.
         unsafe { ffi::wait_for_completion(iu.done.get()) };
         drop(permit);
         let errno = iu.errno.load(Ordering::Acquire);
         if errno != 0 {
             return Err(Error::from_errno(errno));
-        }
-        if let Some(r) = rsp {
-            r.copy_from_slice(&iu.buf[..rsp_len]);
         }
         Ok(())
     }
@@ -381,12 +456,11 @@ impl Drop for Clt {
     }
 }
 
-/// A user message in flight.
+/// A request of [`Clt::request_wait`] in flight: what its confirmation
+/// tells the waiter.
 struct UsrIu {
     done: Opaque<ffi::completion>,
     errno: AtomicI32,
-    sg: Opaque<ffi::scatterlist>,
-    buf: KVec<u8>,
 }
 
 // SAFETY: the C parts are only touched through the completion API and by
