@@ -186,8 +186,8 @@ impl Path {
             let first = i * chunks_per_mr;
             let count = chunks_per_mr.min(qd - first);
             let map = ChunkMap::new(&pd, &sess.pages, first, count)?;
-            let mr = Mr::new(&pd, map.dma_nents())?;
-            let n = mr.map_sg(&map, map.dma_nents(), p.max_chunk_size)?;
+            let mut mr = Mr::new(&pd, map.dma_nents())?;
+            let n = mr.map_sg_owned(&map, map.dma_nents(), p.max_chunk_size)?;
             if n < map.dma_nents() {
                 return Err(EINVAL);
             }

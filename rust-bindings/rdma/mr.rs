@@ -88,13 +88,47 @@ impl Mr {
     /// Maps the first `nents` DMA entries of `sg` into the MR, in pages of
     /// `page_size`, and returns how many entries were mapped. The mapping
     /// takes effect with the next REG_MR work request.
+    ///
+    /// Does not sleep, so it may run in the IO path (as C RTRS's client
+    /// maps every request); for that, `page_size` is at most `PAGE_SIZE`
+    /// (else `EINVAL`): with larger pages a driver may allocate (rxe grows
+    /// its page list), which is what [`Mr::map_sg_owned`] is for.
     pub fn map_sg(&self, sg: &impl DmaMappedSg, nents: u32, page_size: u32) -> Result<u32> {
-        if nents > sg.dma_nents() {
+        if page_size as usize > kernel::page::PAGE_SIZE {
             return Err(EINVAL);
         }
         let _g = self.lock.lock();
+        // SAFETY: the MR's state changes under `lock`, held.
+        unsafe { self.map_sg_raw(sg, nents, page_size) }
+    }
+
+    /// As [`Mr::map_sg`], with pages of any size, for an MR nobody else
+    /// uses yet (a chunk MR set up with its session): `&mut self` excludes
+    /// every other user, so no lock is held and the driver may sleep. May
+    /// sleep.
+    pub fn map_sg_owned(
+        &mut self,
+        sg: &impl DmaMappedSg,
+        nents: u32,
+        page_size: u32,
+    ) -> Result<u32> {
+        // SAFETY: `&mut self`: no other user of the MR's state.
+        unsafe { self.map_sg_raw(sg, nents, page_size) }
+    }
+
+    /// `ib_map_mr_sg` of the first `nents` entries of `sg`.
+    ///
+    /// # Safety
+    ///
+    /// Nothing else reads or changes the MR's state (its keys, iova,
+    /// length, page list) during the call.
+    unsafe fn map_sg_raw(&self, sg: &impl DmaMappedSg, nents: u32, page_size: u32) -> Result<u32> {
+        if nents > sg.dma_nents() {
+            return Err(EINVAL);
+        }
         // SAFETY: `mr` is live; `sg` has `nents` mapped entries valid during
-        // the call (trait contract); the MR's state changes under `lock`.
+        // the call (trait contract); nobody else touches the MR meanwhile
+        // (function contract).
         let n = unsafe {
             ffi::ib_map_mr_sg(
                 self.as_raw(),

@@ -361,8 +361,8 @@ impl Ctx {
         }
         let chunks = Arc::new(chunks, GFP_KERNEL)?;
         let map = ChunkMap::new(&pd, &chunks, 0, NCHUNKS)?;
-        let mr = Mr::new(&pd, NCHUNKS * (CHUNK / 4096) as u32)?;
-        let n = mr.map_sg(&map, map.dma_nents(), CHUNK as u32)?;
+        let mut mr = Mr::new(&pd, NCHUNKS * (CHUNK / 4096) as u32)?;
+        let n = mr.map_sg_owned(&map, map.dma_nents(), CHUNK as u32)?;
         if n != map.dma_nents() {
             pr_err!("MR mapped {} of {} entries\n", n, map.dma_nents());
             return Err(EINVAL);
