@@ -5,8 +5,9 @@
 //! the client API of `rtrs.h`, on whichever `rtrs-client` is loaded, ours or
 //! the C one.
 //!
-//! Loading it opens the session `sessname` over the path `path` (RTRS path
-//! syntax) to an rtrs-test-srv listening on `port_nr`, and creates
+//! Loading it opens the session `sessname` over the path `path` and, if
+//! given, `path2` (RTRS path syntax) to an rtrs-test-srv listening on
+//! `port_nr`, and creates
 //! `/sys/class/rtrs-test/ctl` with:
 //!
 //! - `attrs`: what `rtrs_clt_query` says (`queue_depth`, `max_io_size`,
@@ -64,6 +65,12 @@ module_param! {
     /// The path, `[src@]dst` as RTRS parses it.
     static PATH: StringParam<128> = StringParam::new("");
     name: path, perm: 0o444, desc: "The path to the server: [ip:|gid:]src@[ip:|gid:]dst or dst";
+}
+
+module_param! {
+    /// A second path, optional.
+    static PATH2: StringParam<128> = StringParam::new("");
+    name: path2, perm: 0o444, desc: "A second path to the server (default: none)";
 }
 
 module_param! {
@@ -282,15 +289,23 @@ impl kernel::Module for TestClt {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let mut name = KVec::new();
         SESSNAME.read(|v| name.extend_from_slice(v, GFP_KERNEL))?;
-        let mut path = KVec::new();
-        PATH.read(|v| path.extend_from_slice(v, GFP_KERNEL))?;
-        let addr = PathAddr::parse(&path, PORT_NR.value())
-            .inspect_err(|e| pr_err!("path '{}': {}\n", BStr::from_bytes(&path), e.to_errno()))?;
+        let mut addrs = KVec::new();
+        for param in [&PATH, &PATH2] {
+            let mut path = KVec::new();
+            param.read(|v| path.extend_from_slice(v, GFP_KERNEL))?;
+            if path.is_empty() && !addrs.is_empty() {
+                continue;
+            }
+            let addr = PathAddr::parse(&path, PORT_NR.value()).inspect_err(|e| {
+                pr_err!("path '{}': {}\n", BStr::from_bytes(&path), e.to_errno())
+            })?;
+            addrs.push(addr, GFP_KERNEL)?;
+        }
         let clt = Clt::open(
             Arc::new(Events, GFP_KERNEL)?,
             &OpenParams {
                 sessname: &name,
-                paths: core::slice::from_ref(&addr),
+                paths: &addrs,
                 reconnect_delay_sec: 1,
                 max_reconnect_attempts: 0,
                 nr_poll_queues: 0,
