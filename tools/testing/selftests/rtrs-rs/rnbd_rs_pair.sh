@@ -5,9 +5,9 @@
 # our rnbd-server on our rtrs-server (stack rnbd), over two paths. Verified
 # IO with 4k, 64k and the largest blocks, random and sequential, libaio and
 # io_uring, QD 1 and 64; a discard reads back as zeros (null_blk has no
-# write-zeroes to pass on); flushes and FUA writes are accepted; IO
-# survives losing a path; then 100 rounds of map, read, unmap; unload is
-# clean.
+# write-zeroes to pass on: rnbd_zeroes_resize.sh tests it over loop);
+# flushes and FUA writes are accepted; IO survives losing a path; then 100
+# rounds of map, read, unmap; unload is clean.
 . "$(dirname "$0")/lib.sh"
 
 sess=rs-pair
