@@ -279,9 +279,10 @@ impl Con {
     }
 
     /// `rtrs_send_path_info()`: posts the INFO_RSP receive and INFO_REQ.
-    pub(crate) fn send_info(id: &CmIdRef<Self>, qd: u32) -> Result {
-        let h = id.handler();
-        let pd = h.path.pd().ok_or(ENODEV)?;
+    /// The INFO_REQ message, ready to send, and room for the INFO_RSP of a
+    /// server with `qd` chunks: `(tx, rx)` for [`Con::send_info`]. May sleep.
+    pub(crate) fn info_bufs(path: &Path, qd: u32) -> Result<(DmaBuf, DmaBuf)> {
+        let pd = path.pd().ok_or(ENODEV)?;
         let rx_sz = InfoRsp::wire_size(qd as usize).ok_or(EINVAL)?;
         let rx = DmaBuf::new(pd.device(), rx_sz, DmaDirection::FromDevice)?;
         let mut tx = DmaBuf::new(
@@ -289,14 +290,23 @@ impl Con {
             crate::proto::msg::InfoReq::SIZE,
             DmaDirection::ToDevice,
         )?;
-        let msg = crate::proto::msg::InfoReq::new(h.path.core.name.as_bytes())
+        let msg = crate::proto::msg::InfoReq::new(path.core.name.as_bytes())
             .map_err(crate::common::kerr)?;
         let mut b = [0u8; crate::proto::msg::InfoReq::SIZE];
         msg.encode(&mut b).map_err(crate::common::kerr)?;
         tx.write(0, &b)?;
+        Ok((tx, rx))
+    }
+
+    /// `rtrs_send_path_info()` on the service connection: posts the receive
+    /// of INFO_RSP into `rx` and sends INFO_REQ from `tx` (from
+    /// [`Con::info_bufs`]). Does not sleep.
+    pub(crate) fn send_info(id: &CmIdRef<Self>, (tx, rx): (DmaBuf, DmaBuf)) -> Result {
+        let h = id.handler();
+        let pd = h.path.pd().ok_or(ENODEV)?;
         let lkey = pd.local_dma_lkey();
-        let rx_sge = [Sge::new(rx.dma_addr(0)?, rx_sz as u32, lkey)];
-        let tx_sge = [Sge::new(tx.dma_addr(0)?, b.len() as u32, lkey)];
+        let rx_sge = [Sge::new(rx.dma_addr(0)?, rx.len() as u32, lkey)];
+        let tx_sge = [Sge::new(tx.dma_addr(0)?, tx.len() as u32, lkey)];
         *h.info_bufs.lock() = (Some(tx), Some(rx));
         id.post_recv(|h: &Self| Ok([RecvWr::new(&h.info_rsp_cqe, &rx_sge)]))?;
         id.post_send(|h: &Self| {

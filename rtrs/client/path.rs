@@ -387,10 +387,12 @@ impl Path {
         let a = dev.attrs();
         let pd = Arc::new(Pd::new(dev, 0)?, GFP_KERNEL)?;
         let max_pages_per_mr = MAX_SEGMENTS.min(a.max_fast_reg_page_list_len.max(1));
-        *self.dev.lock() = Some(DevInfo {
+        let old = self.dev.lock().replace(DevInfo {
             pd,
             max_pages_per_mr,
         });
+        // Outside the spinlock: freeing a PD may sleep.
+        drop(old);
         Ok(())
     }
 
@@ -440,11 +442,13 @@ impl Path {
         let id = CmId::new_for(con.clone(), &self.dst)?;
         id.set_reuseaddr(true)?;
         let slot = self.cons.get(cid as usize).ok_or(EINVAL)?;
-        *slot.lock() = Some(id);
         let src = *self.src.lock();
-        let ret = self.with_con(cid, |id| {
-            id.resolve_addr(src.as_ref(), &self.dst, CONNECT_TIMEOUT_MS)
-        });
+        // Before the id goes into its slot: rdma_resolve_addr() may sleep
+        // (rdma_cm's mutexes), and the slot's lock is a spinlock. What the
+        // resolution sets off goes through the id's own handler, which
+        // needs no slot; we wait for its outcome below.
+        let ret = id.resolve_addr(src.as_ref(), &self.dst, CONNECT_TIMEOUT_MS);
+        *slot.lock() = Some(id);
         if let Err(e) = ret {
             pr_err!(
                 "{}: Failed to resolve address, err: {}\n",
@@ -518,8 +522,10 @@ impl Path {
     /// INFO_RSP and the receives for IO.
     fn send_path_info(self: &Arc<Self>) -> Result {
         let qd = self.queue_depth();
-        let ret = self
-            .with_con(0, |id| Con::send_info(id, qd))
+        // The buffers first: allocating may sleep, and `with_con` holds a
+        // spinlock.
+        let ret = Con::info_bufs(self, qd)
+            .and_then(|bufs| self.with_con(0, |id| Con::send_info(id, bufs)))
             .and_then(|()| {
                 self.wait(CONNECT_TIMEOUT_MS, |p| p.state() != CltState::Connecting);
                 match self.state() {
@@ -634,8 +640,12 @@ impl Path {
             id.drain();
         }
         drop(ids);
-        *self.reqset.lock() = None;
-        *self.dev.lock() = None;
+        // Taken out and dropped outside the spinlocks: deregistering MRs
+        // and freeing the PD may sleep.
+        let rs = self.reqset.lock().take();
+        drop(rs);
+        let dev = self.dev.lock().take();
+        drop(dev);
     }
 
     /// `rtrs_clt_stop_and_destroy_conns()`: disconnect, fail the IO over,
@@ -673,7 +683,9 @@ impl Path {
             id.handler().destroyed.store(true, Ordering::Release);
         }
         drop(ids);
-        *self.dev.lock() = None;
+        // Outside the spinlock: freeing the PD may sleep.
+        let dev = self.dev.lock().take();
+        drop(dev);
     }
 
     /// `rtrs_rdma_error_recovery()`. Taking a connected path down is
