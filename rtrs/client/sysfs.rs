@@ -140,7 +140,9 @@ impl Attribute for MaxReconnectAttempts {
 
     fn store(f: &SessFiles, input: &[u8], _ctx: &mut Store<'_>) -> Result<usize> {
         let sess = BStr::from_bytes(f.core.name.as_bytes());
-        let v = parse_max_reconnect_attempts(input).map_err(|_| {
+        // C's errno: kstrtoint()'s (ERANGE for an int overflow), else
+        // EINVAL for a value out of range.
+        let v = parse_max_reconnect_attempts(input).map_err(|e| {
             pr_err!(
                 "<{}>: {}: invalid value '{}' (an integer from {} to {})\n",
                 sess,
@@ -149,7 +151,7 @@ impl Attribute for MaxReconnectAttempts {
                 MIN_MAX_RECONN_ATT,
                 MAX_MAX_RECONN_ATT
             );
-            EINVAL
+            crate::common::kerr(e)
         })?;
         f.core
             .max_reconnect_attempts
