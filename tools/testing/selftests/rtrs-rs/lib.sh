@@ -149,8 +149,13 @@ rxe_up_local() {
 	done
 }
 
-# rxe_up: both guests.
-rxe_up() { rxe_up_local && on_server rxe_up_local; }
+# rxe_up: both guests, and both of the server's addresses answer: a first
+# connection right after boot otherwise may time out (the C client's too).
+rxe_up() {
+	rxe_up_local && on_server rxe_up_local &&
+		wait_for 30 ping -c 1 -W 1 "$SERVER_IP0" >/dev/null &&
+		wait_for 30 ping -c 1 -W 1 "$SERVER_IP1" >/dev/null
+}
 
 # link_silence <netdev> on|off: this guest drops every packet it would send
 # on <netdev> (netem loss 100%), or stops doing so. Run it in both guests
@@ -271,6 +276,26 @@ fio_verify() {
 	rc=$?
 	echo "$out" | grep -E 'IOPS=|err=|verify:|error|bad' | sed 's/^/# /'
 	return $rc
+}
+
+# rnbd_fio_matrix <label> <dev> <offset MiB>: four verified fio runs of 4 MiB
+# on the mapped <dev> from <offset> on, one test case each, that together
+# cover the RNBD issue's matrix: 4k random at QD64 (libaio), 64k sequential
+# at QD1 (libaio), the largest IO random at QD64 (io_uring), and 512 B to the
+# largest mixed at QD1 (io_uring).
+rnbd_fio_matrix() {
+	local label=$1 dev=$2 off=$3 max
+	max=$(($(cat "/sys/block/${dev#/dev/}/queue/max_hw_sectors_kb") / 4 * 4))
+	check "$label: 4k random read/write, libaio, QD64, verified" \
+		fio_verify "$dev" --rw=randrw --bs=4k --iodepth=64 --size=4M --offset=${off}M
+	check "$label: 64k sequential writes, libaio, QD1, verified" \
+		fio_verify "$dev" --rw=write --bs=64k --iodepth=1 --size=4M --offset=$((off + 4))M
+	check "$label: ${max}k random writes, io_uring, QD64, verified" \
+		fio_verify "$dev" --rw=randwrite --bs=${max}k --iodepth=64 --size=4M \
+		--offset=$((off + 8))M --ioengine=io_uring
+	check "$label: 512 B to ${max}k mixed, io_uring, QD1, verified" \
+		fio_verify "$dev" --rw=randrw --bsrange=512-${max}k --blockalign=512 --iodepth=1 \
+		--size=4M --offset=$((off + 12))M --ioengine=io_uring
 }
 
 # sysfs_tree <dir>: "<mode> <path>" of everything below <dir>, directories

@@ -1,18 +1,19 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
+# timeout=600
 # Our rnbd-client against the C rnbd-server (server stack c), on our RTRS
 # (stack rnbd) and on the C RTRS (stack rnbd-c): the C rnbd-client first
 # records what sysfs shows and how writes are answered, then ours must do
-# the same; and IO with verification over two paths, a read-only mapping,
-# unmap of an open device, resize, bad map_device strings, an unknown
-# device, unload.
+# the same; and IO with verification over two paths (rnbd_fio_matrix too),
+# a read-only mapping, unmap of an open device, resize, bad map_device
+# strings, an unknown device, unload.
 . "$(dirname "$0")/lib.sh"
 
 sess=rs-clt
 ctl=/sys/class/rnbd-client/ctl
 dev=/sys/block/rnbd0/rnbd
 map2="sessname=$sess path=ip:$SERVER_IP0 path=ip:$SERVER_IP1 device_path=/dev/nullb0"
-ktap_plan 66
+ktap_plan 74
 
 cleanup() {
 	exec 3<&- 2>/dev/null
@@ -84,6 +85,7 @@ for stack in rnbd rnbd-c; do
 		fio_verify /dev/rnbd0 --rw=randwrite --bs=64k --iodepth=16 --size=16M
 	check "$stack: 512 B to 124 KiB, read and write mixed, verified" \
 		fio_verify /dev/rnbd0 --rw=randrw --bsrange=512-124k --blockalign=512 --iodepth=32 --size=8M
+	rnbd_fio_matrix "$stack" /dev/rnbd0 64
 	record "$ours"
 	check "$stack: sysfs of the device (names, modes) is the C one" diff -u "$ref/tree" "$ours/tree"
 	check "$stack: ctl's sysfs (names, modes, devices link) is the C one" \

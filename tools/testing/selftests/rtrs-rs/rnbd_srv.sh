@@ -3,8 +3,8 @@
 # timeout=1200
 # Our rnbd-server under the unmodified C rnbd-client, on our rtrs-server
 # (stack rnbd) and on the C one (stack rnbd-c), after the same flow on the
-# C server (stack c) as the reference: map a null_blk rw, verified IO, a
-# discard that reads back as zeros, a
+# C server (stack c) as the reference: map a null_blk rw, verified IO (and
+# rnbd_fio_matrix), a discard that reads back as zeros, a
 # second session maps it ro; the server's sysfs tree (names, modes, what the
 # files show, a bad force_close write) must be the C server's; the ro
 # mapping refuses writes; a second rw mapping from another session is
@@ -20,7 +20,7 @@ ctl=/sys/class/rnbd-client/ctl
 srvdevs=/sys/class/rnbd-server/ctl/devices
 ref=/tmp/rnbd-srv-ref
 ours=/tmp/rnbd-srv-ours
-ktap_plan 46
+ktap_plan 58
 
 trap rnbd_cleanup EXIT
 
@@ -101,6 +101,7 @@ run_stack() {
 	dev=/dev/$(clt_dev $sess)
 	check "$st: fio writes 16 MiB randrw and verifies it" \
 		fio_verify "$dev" --rw=randrw --bs=32k --iodepth=4 --size=16M
+	rnbd_fio_matrix "$st" "$dev" 64
 	check "$st: a discard reaches the disk: written data reads back as zeros" discard_zeroes "$dev"
 	check "$st: a second session maps it ro" eval "map $sess-ro access_mode=ro && wait_for 60 mapped $sess-ro"
 	ro=/dev/$(clt_dev $sess-ro)

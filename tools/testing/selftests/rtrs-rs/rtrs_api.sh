@@ -8,8 +8,8 @@
 # entry per page touched), each written, read back and compared; a read
 # past the disk's end must return the server's EINVAL; then 8 streams run
 # at once, pinned round-robin to every CPU (each CPU has its own IO
-# connection). The server logs what it served and must count exactly the
-# requests the client sent. Every pairing: C or our rtrs-client, C or our
+# connection). The server logs what it served and must count every request
+# the client sent (more if some failed over and ran twice). Every pairing: C or our rtrs-client, C or our
 # rtrs-server, always_invalidate=Y and N. The session has two paths: on a
 # loaded host rxe may break a QP by re-running a REG_MR when it retransmits
 # (Documentation/rtrs.md), and then RTRS fails the path's IO over to the
@@ -96,13 +96,15 @@ for srv in c rs; do
 			check "$pair: no mismatch" [ "$(field mismatches $ctl/stats)" = 0 ]
 			rmmod rtrs_test_clt
 			# 1 request in 41 per round per stream is the read past the end.
+			# A request that failed over to the other path may have been
+			# served on the first one too: the server may count more.
 			check "$pair: the server served each of the $reqs requests, and refused the bad reads" \
 				on_server "wait_for 30 eval \"dmesg | grep -q 'session $sess closed'\" &&
 					dmesg | grep 'session $sess closed' | tail -1 | sed 's/^/# /' &&
 					dmesg | grep 'session $sess closed' | tail -1 |
 					awk '{ for (i = 1; i < NF; i++) n[\$(i + 1)] = \$i }
-					     END { exit !(n[\"reads,\"] + n[\"writes,\"] + n[\"errors\"] == $reqs &&
-					                  n[\"errors\"] == 3 + 8 * 2) }'"
+					     END { exit !(n[\"reads,\"] + n[\"writes,\"] + n[\"errors\"] >= $reqs &&
+					                  n[\"errors\"] >= 3 + 8 * 2) }'"
 		done
 	done
 done
