@@ -168,12 +168,13 @@ pub fn submit<B: BioBuffer, C: BioDone<B>>(
         return Err((buf, ctx, ENOMEM));
     }
     let inflight = KBox::into_raw(KBox::write(slot, InFlight { buf, ctx }));
-    // SAFETY: `bio` is a new bio with room for one vector if `len != 0`;
     // `start..start + len` is directly mapped, contiguous memory that the
-    // `B` moved into `inflight` keeps valid and to ourselves until
-    // `end_io` (the `BioBuffer` contract); `len` fits u32 (checked). The
-    // fields are ours to set before submission; `end_io::<B, C>` is
-    // called once, with the `InFlight<B, C>` set here.
+    // `B` moved into `inflight` keeps valid and to ourselves until `end_io`
+    // (the `BioBuffer` contract); `len` fits u32 (checked). The fields are
+    // ours to set before submission.
+    // SAFETY: `bio` is a new bio with room for one vector if `len != 0`,
+    // for that memory (above); `end_io::<B, C>` runs once, with this
+    // `InFlight<B, C>`.
     unsafe {
         if len != 0 {
             ffi::bio_add_virt_nofail(bio, start.cast(), len as u32);

@@ -398,11 +398,11 @@ unsafe extern "C" fn release<T: Operations>(disk: *mut ffi::gendisk) {
 }
 
 unsafe extern "C" fn free_disk<T: Operations>(disk: *mut ffi::gendisk) {
+    // This may drop the last reference of the tag set that holds the `fops`
+    // this was called through: `disk_release` reads them no more.
     // SAFETY: `GenDisk::new` set `private_data` to a leaked
     // `KBox<DiskCtx<T>>` before adding the disk; the disk is going, nothing
-    // else uses it. It may drop the last reference of the tag set that
-    // holds the `fops` this was called through: `disk_release` reads them
-    // no more.
+    // else uses it.
     drop(unsafe { KBox::from_raw((*disk).private_data.cast::<DiskCtx<T>>()) });
 }
 

@@ -403,11 +403,11 @@ impl Clt {
             priv_: raw.cast_mut().cast(),
             conf_fn: Some(usr_conf),
         };
-        // SAFETY: the permit is ours until the confirmation; the
-        // scatterlist and the data it points to (borrowed from the caller)
-        // outlive the request, since we wait for its confirmation below
-        // before returning; the reference in `raw` keeps `iu` alive until
-        // `usr_conf` drops it. RTRS copies `msg` and `ops`.
+        // The scatterlist and the data it points to (borrowed from the
+        // caller) outlive the request: we wait for its confirmation below.
+        // SAFETY: the permit is ours until the confirmation; so are `sgl` and
+        // `data` (above); `raw` keeps `iu` alive until `usr_conf` drops it.
+        // RTRS copies `msg` and `ops`.
         let ret = unsafe {
             ffi::rtrs_clt_request(
                 i32::from(dir == Dir::Write),

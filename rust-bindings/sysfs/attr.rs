@@ -277,10 +277,10 @@ pub struct Kobj;
 /// and `skey` unused: sysfs then keys the attribute on `&skey`, which is
 /// static because the tables of attributes are).
 const fn c_attr(name: &'static CStr, mode: u16) -> ffi::attribute {
-    // SAFETY: `struct attribute` holds only pointers, integers, bitfields
-    // and lockdep's `struct lock_class_key` (a list node or raw keys), for
-    // which all zero bits is a valid value: what C's static initialisers
-    // leave in the fields they do not name.
+    // `struct attribute` holds only pointers, integers, bitfields and
+    // lockdep's `struct lock_class_key` (a list node or raw keys).
+    // SAFETY: all zero bits is a valid value for each of those fields:
+    // what C's static initialisers leave in the fields they do not name.
     let mut a: ffi::attribute = unsafe { core::mem::zeroed() };
     a.name = name.as_char_ptr();
     a.mode = mode;

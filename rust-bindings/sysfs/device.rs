@@ -189,10 +189,11 @@ impl<T: Send + Sync + 'static> Device<T> {
         let inner = KBox::into_raw(inner);
         // SAFETY: `inner` is valid; its device is zeroed.
         let dev = unsafe { Opaque::raw_get(&raw const (*inner).dev) };
+        // The release frees `inner` as `DevInner<T>`, from now on the only
+        // way it is freed; the class outlives the device (the result holds
+        // it); the groups are 'static attributes of `T`.
         // SAFETY: `dev` is a zeroed device, which `device_initialize`
-        // expects. The release frees `inner` as `DevInner<T>`, from now on
-        // the only way it is freed; the class outlives the device (the
-        // result holds it); the groups are 'static attributes of `T`.
+        // expects; the rest as said above.
         unsafe {
             ffi::device_initialize(dev);
             (*dev).release = Some(dev_release::<T>);
