@@ -313,13 +313,9 @@ impl Clt {
     #[inline]
     pub fn send_usr_msg(self: &Arc<Self>, msg: &[u8], rsp: Option<&mut [u8]>) -> Result {
         let rsp_len = rsp.as_ref().map_or(0, |r| r.len());
-        let mut buf = KVec::from_elem(0u8, rsp_len.max(1), GFP_KERNEL)?;
-        let (dir, range) = if rsp_len > 0 {
-            (Dir::Read, 0..rsp_len)
-        } else {
-            (Dir::Write, 0..0)
-        };
-        self.request_wait(ConType::Admin, dir, msg, &mut buf, range)?;
+        let mut buf = KVec::from_elem(0u8, rsp_len, GFP_KERNEL)?;
+        let dir = if rsp_len > 0 { Dir::Read } else { Dir::Write };
+        self.request_wait(ConType::Admin, dir, msg, &mut buf, 0..rsp_len)?;
         if let Some(r) = rsp {
             r.copy_from_slice(&buf[..rsp_len]);
         }
