@@ -6,6 +6,7 @@
 #                 test kernel once; both are cached)
 #   make run      boot a client and a server VM, map a remote disk, do IO
 #   make check    host unit tests, then the selftests in the VM pair
+#   make soak     the long fault tests (server crash, path flaps, map churn)
 #   make bench    Rust vs C RNBD vs NVMe-oF vs raw verbs, in bench/results/
 #   make help     everything else
 #
@@ -30,7 +31,7 @@ kdir = $$(scripts/build-kernel)
 kmake = $(MAKE) -C "$(kdir)" M=$(CURDIR) RUSTC=$(KRUSTC) BINDGEN=$(RTRS_CACHE)/cargo/bin/bindgen \
 	$$(scripts/build-kernel --make-args)
 
-.PHONY: all deps kernel modules hosttest check run bench clean help fmt fmtcheck
+.PHONY: all deps kernel modules hosttest check soak run bench clean help fmt fmtcheck
 
 all: modules
 
@@ -52,6 +53,10 @@ modules: kernel
 
 check: hosttest modules
 	scripts/run-tests --kdir "$(kdir)" --modules $(BUILD)/modules $(if $(T),--filter '$(T)')
+
+# Fault scenarios too long for make check (Documentation/reliability.md).
+soak: modules
+	scripts/run-tests --suite soak --kdir "$(kdir)" --modules $(BUILD)/modules $(if $(T),--filter '$(T)')
 
 # The pure protocol code on the host: unit tests, and the kernel's lints
 # through clippy; and every .rs file formatted as rustfmt would. cargo uses
@@ -87,11 +92,12 @@ clean:
 	rm -rf $(BUILD) target
 
 help:
-	@sed -n '3,13p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'
 	@echo "  make fmt | fmtcheck   rustfmt with the kernel's .rustfmt.toml"
 	@echo "  make CLIPPY=1         build with clippy, as the kernel does"
 	@echo "  make check T=<re>     only the selftests whose name matches <re>"
 	@echo "  make check PROFILE=debug  the same on a KASAN/lockdep/UBSAN/kmemleak kernel"
+	@echo "  make soak T=<re>      only the soak tests whose name matches <re>"
 	@echo "  make fuzz             fuzz every parser and decoder on the host (FUZZ_SECONDS,"
 	@echo "                        FUZZ_RUNS, FUZZ_JOBS, T=<re>; Documentation/reliability.md)"
 	@echo "  RTRS_CACHE=<dir>      where the kernel, bindgen and initramfs are cached"

@@ -12,7 +12,14 @@ and two virtio console ports served by scripts/guest/agent:
     rtrs.ctl   host <-> guest, a unix socket this module talks to
     rtrs.peer  client guest <-> server guest, for tests that drive both sides
 
-The serial console of each guest is written to ``<workdir>/<name>.console``.
+The client's QEMU listens on the link and peer sockets and the server's
+connects: a listening QEMU accepts a new connection when the old one ends, so
+the server guest can be killed and booted again (``kill_server``,
+``start_server``) while the client guest runs on, as a crashed storage server
+would be. The server has a disk, /dev/vda, backed by ``<workdir>/server.disk``,
+which outlives its QEMU: what it completed before a kill is there after.
+
+The serial console of each guest is appended to ``<workdir>/<name>.console``.
 Guests run under TCG: ``-enable-kvm`` hangs these machines' guests.
 """
 
@@ -28,6 +35,7 @@ import time
 
 LINKS = [("192.0.2.1", "192.0.2.2"), ("198.51.100.1", "198.51.100.2")]
 BOOT_TIMEOUT = 180
+SERVER_DISK_BYTES = 256 << 20
 # The debug profile's kernel (KASAN, lockdep, kmemleak) boots far slower.
 DEBUG_BOOT_TIMEOUT = 600
 
@@ -135,11 +143,12 @@ class Guest:
         self.workdir = workdir
         self.console = os.path.join(workdir, f"{name}.console")
         self.ctl_path = os.path.join(workdir, f"{name}.ctl")
+        self.qmp_path = os.path.join(workdir, f"{name}.qmp")
         self.proc = None
         self.agent = Agent(self.ctl_path, self)
 
-    def start(self, kernel, initrd, netdevs, peer_chardev, smp, mem, append=""):
-        for p in (self.ctl_path,):
+    def start(self, kernel, initrd, netdevs, peer_chardev, smp, mem, append="", disk=None):
+        for p in (self.ctl_path, self.qmp_path):
             if os.path.exists(p):
                 os.unlink(p)
         cmd = [
@@ -148,11 +157,12 @@ class Guest:
             "-accel", "tcg,thread=multi", "-cpu", "max",
             "-smp", str(smp), "-m", str(mem),
             "-nodefaults", "-display", "none", "-no-reboot", "-monitor", "none",
+            "-qmp", f"unix:{self.qmp_path},server=on,wait=off",
             "-kernel", kernel, "-initrd", initrd,
             "-append",
             f"console=ttyS0 panic=-1 rtrs.role={self.name} "
             f"rtrs.ip={','.join(self.link_ips)} {append}".strip(),
-            "-chardev", f"file,id=con,path={self.console}",
+            "-chardev", f"file,id=con,path={self.console},append=on",
             "-serial", "chardev:con",
             "-device", "virtio-rng-pci,addr=0x3",
             "-device", "virtio-serial-pci,addr=0x4",
@@ -161,11 +171,13 @@ class Guest:
             "-chardev", peer_chardev,
             "-device", "virtserialport,chardev=peer,name=rtrs.peer",
         ]
+        if disk:
+            cmd += ["-drive", f"file={disk},if=virtio,format=raw"]
         for i, nd in enumerate(netdevs):
             host = 1 if self.name == "server" else 2
             cmd += ["-netdev", f"socket,id=l{i},{nd}",
                     "-device",
-                    f"virtio-net-pci,netdev=l{i},addr={0x10 + i:#x},"
+                    f"virtio-net-pci,id=nic{i},netdev=l{i},addr={0x10 + i:#x},"
                     f"mac=52:54:00:12:{i:02x}:{host:02x}"]
         log = open(os.path.join(self.workdir, f"{self.name}.qemu.log"), "w")
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log,
@@ -178,6 +190,40 @@ class Guest:
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
+
+    def set_link(self, link, up):
+        """Carrier of the NIC of <link> on or off (QMP set_link), as a cable
+        pulled and plugged in again: the guest sees it, nothing else changes."""
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(10)
+        try:
+            s.connect(self.qmp_path)
+            f = s.makefile("rw")
+            f.readline()  # the greeting
+            for cmd in ('{"execute": "qmp_capabilities"}',
+                        '{"execute": "set_link", "arguments": '
+                        f'{{"name": "nic{link}", "up": {"true" if up else "false"}}}}}'):
+                f.write(cmd + "\n")
+                f.flush()
+                while True:
+                    line = f.readline()
+                    if not line:
+                        raise GuestDied(f"{self.name}: QMP closed")
+                    if '"return"' in line:
+                        break
+                    if '"error"' in line:
+                        raise GuestDied(f"{self.name}: QMP: {line.strip()}")
+        except OSError as e:
+            raise GuestDied(f"{self.name}: QMP: {e}")
+        finally:
+            s.close()
+
+    def kill(self):
+        """SIGKILL its QEMU: the machine stops dead, as in a power cut."""
+        self.agent.close()
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
 
     def stop(self):
         self.agent.close()
@@ -254,29 +300,54 @@ class Pair:
 
     def start(self):
         self.boots += 1
-        peer = os.path.join(self.workdir, "peer.sock")
-        if os.path.exists(peer):
-            os.unlink(peer)
-        ports = [_free_port() for _ in LINKS]
-        self.server.start(self.kernel, self.initrd,
-                          [f"listen=127.0.0.1:{p}" for p in ports],
-                          f"socket,id=peer,path={peer},server=on,wait=off",
+        self.peer = os.path.join(self.workdir, "peer.sock")
+        if os.path.exists(self.peer):
+            os.unlink(self.peer)
+        self.ports = [_free_port() for _ in LINKS]
+        self.disk = os.path.join(self.workdir, "server.disk")
+        with open(self.disk, "wb") as f:
+            f.truncate(SERVER_DISK_BYTES)
+        self.client.start(self.kernel, self.initrd,
+                          [f"listen=127.0.0.1:{p}" for p in self.ports],
+                          f"socket,id=peer,path={self.peer},server=on,wait=off",
                           self.smp, self.mem, self.append)
         deadline = time.monotonic() + 30
-        while not (all(_listening(p) for p in ports) and os.path.exists(peer)):
-            self.server.check_alive()
+        while not (all(_listening(p) for p in self.ports) and os.path.exists(self.peer)):
+            self.client.check_alive()
             if time.monotonic() > deadline:
-                raise GuestDied("server: QEMU did not open its link sockets")
+                raise GuestDied("client: QEMU did not open its link sockets")
             time.sleep(0.1)
-        self.client.start(self.kernel, self.initrd,
-                          [f"connect=127.0.0.1:{p}" for p in ports],
-                          f"socket,id=peer,path={peer}",
-                          self.smp, self.mem, self.append)
+        self._start_server()
         deadline = time.monotonic() + self.boot_timeout
         for g in self.guests:
             g.agent.connect(deadline)
         for g in self.guests:
             g.agent.wait_ready(deadline)
+
+    def _start_server(self):
+        self.server.start(self.kernel, self.initrd,
+                          [f"connect=127.0.0.1:{p}" for p in self.ports],
+                          f"socket,id=peer,path={self.peer}",
+                          self.smp, self.mem, self.append, disk=self.disk)
+
+    def set_link(self, link, up):
+        """The cable of <link> between the guests pulled (up=False) or
+        plugged in again: both NICs lose or regain their carrier."""
+        for g in self.guests:
+            g.set_link(link, up)
+
+    def kill_server(self):
+        """Kill the server's QEMU; the client guest runs on."""
+        self.server.kill()
+
+    def start_server(self):
+        """Boot the server guest again, on the same links and disk, and wait
+        until its agent answers."""
+        self.server.kill()
+        self._start_server()
+        deadline = time.monotonic() + self.boot_timeout
+        self.server.agent.connect(deadline)
+        self.server.agent.wait_ready(deadline)
 
     def stop(self):
         for g in reversed(self.guests):

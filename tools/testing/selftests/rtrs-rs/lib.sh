@@ -321,3 +321,18 @@ try_write() {
 		echo "$2 $3: ${err##*: }"
 	fi
 }
+
+# host_request "kill server" | "start server" | "link <0|1> <down|up>": asks
+# the runner (scripts/run-tests) to kill the server guest's QEMU, as in a
+# power cut, or to boot it again on the same links and disk (/dev/vda
+# there), or to pull the cable of a link between the guests or plug it in
+# again (both NICs lose their carrier). The runner acts when it reads the
+# line; the test waits on the effect.
+host_request() { echo "# host request: $*"; }
+
+# The server guest answers on link 0: it is up (after a boot, its agent and
+# the peer channel follow within seconds).
+server_pings() { ping -c 1 -W 1 "$SERVER_IP0" >/dev/null 2>&1; }
+
+# carrier_is <netdev> <0|1>: whether this guest's <netdev> has a carrier.
+carrier_is() { [ "$(cat "/sys/class/net/$1/carrier" 2>/dev/null)" = "$2" ]; }
