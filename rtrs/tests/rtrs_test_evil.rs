@@ -738,7 +738,6 @@ fn run(name: &str, out: &mut Outcome) -> Result {
                 .io_req_imm(1, (512 + msg::LEN) as u32)
                 .map_err(|_| EINVAL)?;
             p.put(1, 1, 0, &b, imm)?;
-            let c = &p.links[0].conn;
             // Responses come on the connection of the request.
             let c1 = &p.links[1].conn;
             c1.wait(WAIT_MS, |s| s.io_rsps > 0 || s.phase != Phase::Established);
@@ -746,7 +745,6 @@ fn run(name: &str, out: &mut Outcome) -> Result {
                 let s = c1.state.lock();
                 (s.io_rsps, s.last_errno)
             };
-            let _ = c;
             out.say(format_args!("responses {} errno {}", n, e));
         }
         "bad_magic" => bad_con_req(out, |r| r[2..4].copy_from_slice(&(MAGIC ^ 1).to_le_bytes()))?,
