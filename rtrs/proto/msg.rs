@@ -346,29 +346,105 @@ impl ConnReq {
     /// with. Checked: length, magic, major version, `cid_num <=`
     /// [`MAX_CONN_NUM`] and `cid < cid_num`. Reserved bits are ignored.
     pub fn decode(buf: &[u8]) -> Result<Self, Error> {
-        Self::parse(buf).map_err(|_| Error::ConnReset)
+        Self::check(buf).map_err(|_| Error::ConnReset)
     }
 
-    fn parse(buf: &[u8]) -> Result<Self, Error> {
-        if buf.len() < Self::SIZE || get_u16(buf, 2)? != MAGIC {
-            return Err(Error::ConnReset);
+    /// As [`ConnReq::decode`], in the order `rtrs_rdma_connect()` checks,
+    /// naming the first fault for the server's log.
+    pub fn check(buf: &[u8]) -> Result<Self, ConnReqFault> {
+        let field = |off| get_u16(buf, off).map_err(|_| ConnReqFault::Short);
+        if buf.len() < Self::SIZE {
+            return Err(ConnReqFault::Short);
+        }
+        if field(2)? != MAGIC {
+            return Err(ConnReqFault::Magic);
         }
         let req = ConnReq {
-            version: get_u16(buf, 4)?,
-            cid: get_u16(buf, 6)?,
-            cid_num: get_u16(buf, 8)?,
-            recon_cnt: get_u16(buf, 10)?,
-            sess_uuid: get_array(buf, 12)?,
-            paths_uuid: get_array(buf, 28)?,
-            first_conn: get_array::<1>(buf, 44)?[0] & 1 != 0,
+            version: field(4)?,
+            cid: field(6)?,
+            cid_num: field(8)?,
+            recon_cnt: field(10)?,
+            sess_uuid: get_array(buf, 12).map_err(|_| ConnReqFault::Short)?,
+            paths_uuid: get_array(buf, 28).map_err(|_| ConnReqFault::Short)?,
+            first_conn: get_array::<1>(buf, 44).map_err(|_| ConnReqFault::Short)?[0] & 1 != 0,
         };
-        if req.version >> 8 != PROTO_VER_MAJOR
-            || req.cid_num > MAX_CONN_NUM
-            || req.cid >= req.cid_num
-        {
-            return Err(Error::ConnReset);
+        if req.version >> 8 != PROTO_VER_MAJOR {
+            return Err(ConnReqFault::Version(req.version >> 8));
+        }
+        if req.cid_num > MAX_CONN_NUM {
+            return Err(ConnReqFault::TooManyCons(req.cid_num));
+        }
+        if req.cid >= req.cid_num {
+            return Err(ConnReqFault::Cid(req.cid, req.cid_num));
         }
         Ok(req)
+    }
+}
+
+/// Why a server refuses a [`ConnReq`] (all with `ECONNRESET`), as the C
+/// server tells apart in its log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnReqFault {
+    /// Shorter than [`ConnReq::SIZE`].
+    Short,
+    /// Not [`MAGIC`].
+    Magic,
+    /// This major version, not [`PROTO_VER_MAJOR`].
+    Version(u16),
+    /// `cid_num` above [`MAX_CONN_NUM`].
+    TooManyCons(u16),
+    /// `cid >= cid_num`: the two.
+    Cid(u16, u16),
+}
+
+/// Why the server refuses an IO request found in a chunk
+/// ([`IoReq::check`]); each closes the path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoReqFault {
+    /// A type other than read or write: the type.
+    UnknownType(u16),
+    /// The message does not fit between its offset and the chunk's end.
+    PastChunk,
+    /// A read with `sg_cnt` other than 0 or 1: the count.
+    SgCnt(u16),
+    /// The user message is longer than the offset: `usr_len`.
+    UsrLen(u16),
+}
+
+/// An IO request as the server finds it at offset `off` of a chunk of
+/// `chunk_size` bytes: `buf` holds what of the chunk follows `off` (at most
+/// the largest request, a read with one descriptor).
+pub struct IoReq;
+
+impl IoReq {
+    /// The largest request: a read with one descriptor.
+    pub const MAX_SIZE: usize = RdmaRead::SIZE + SgDesc::SIZE;
+
+    /// Decodes and checks the request at `off` (`process_io_req()`,
+    /// `process_read()`, `process_write()`): its type, that it lies inside
+    /// the chunk, a read's `sg_cnt`, and `usr_len <= off`. C drops a read
+    /// with a bad `sg_cnt` and any request with `usr_len > off` without an
+    /// answer, and reads a request that runs past the chunk from the
+    /// memory after it; the caller closes the path on each.
+    pub fn check(buf: &[u8], off: u32) -> Result<RdmaMsg<'_>, IoReqFault> {
+        let msg = match MsgType::peek(buf) {
+            Err(Error::MsgSize) => return Err(IoReqFault::PastChunk),
+            Ok(MsgType::Write) => RdmaWrite::decode(buf).map(RdmaMsg::Write),
+            Ok(MsgType::Read) => RdmaRead::decode(buf).map(RdmaMsg::Read),
+            _ => return Err(IoReqFault::UnknownType(get_u16(buf, 0).unwrap_or(0))),
+        };
+        let msg = msg.map_err(|e| match e {
+            Error::MsgSize => IoReqFault::PastChunk,
+            _ => IoReqFault::SgCnt(get_u16(buf, 6).unwrap_or(0)),
+        })?;
+        let usr_len = match &msg {
+            RdmaMsg::Write(w) => w.usr_len,
+            RdmaMsg::Read(r) => r.usr_len,
+        };
+        if u32::from(usr_len) > off {
+            return Err(IoReqFault::UsrLen(usr_len));
+        }
+        Ok(msg)
     }
 }
 
@@ -1456,5 +1532,94 @@ mod tests {
                 let _ = SgDesc::decode(b);
             }
         }
+    }
+    #[test]
+    fn conn_req_check_names_the_fault() {
+        let good = ConnReq {
+            version: PROTO_VER,
+            cid: 1,
+            cid_num: 2,
+            recon_cnt: 0,
+            sess_uuid: [1; 16],
+            paths_uuid: [2; 16],
+            first_conn: true,
+        };
+        let mut b = [0u8; ConnReq::SIZE];
+        good.encode(&mut b).unwrap();
+        assert_eq!(ConnReq::check(&b), Ok(good));
+        assert_eq!(
+            ConnReq::check(&b[..ConnReq::SIZE - 1]),
+            Err(ConnReqFault::Short)
+        );
+        let with = |off: usize, v: u16| {
+            let mut x = b;
+            x[off..off + 2].copy_from_slice(&v.to_le_bytes());
+            x
+        };
+        assert_eq!(
+            ConnReq::check(&with(2, MAGIC ^ 1)),
+            Err(ConnReqFault::Magic)
+        );
+        assert_eq!(
+            ConnReq::check(&with(4, 0x0300)),
+            Err(ConnReqFault::Version(3))
+        );
+        // A minor version of its own is accepted, as in C.
+        assert!(ConnReq::check(&with(4, 0x0207)).is_ok());
+        assert_eq!(
+            ConnReq::check(&with(8, 5000)),
+            Err(ConnReqFault::TooManyCons(5000))
+        );
+        assert!(ConnReq::check(&with(8, MAX_CONN_NUM)).is_ok());
+        assert_eq!(ConnReq::check(&with(6, 2)), Err(ConnReqFault::Cid(2, 2)));
+        // decode folds every fault into ECONNRESET.
+        assert_eq!(ConnReq::decode(&with(2, 0)), Err(Error::ConnReset));
+    }
+
+    #[test]
+    fn io_req_check_refuses_what_c_drops_or_reads_past() {
+        let mut w = [0u8; IoReq::MAX_SIZE];
+        RdmaWrite { usr_len: 24 }.encode(&mut w).unwrap();
+        assert_eq!(
+            IoReq::check(&w, 24),
+            Ok(RdmaMsg::Write(RdmaWrite { usr_len: 24 }))
+        );
+        // The user message would start before the chunk.
+        assert_eq!(IoReq::check(&w, 23), Err(IoReqFault::UsrLen(24)));
+        // A write header cut by the chunk's end.
+        assert_eq!(IoReq::check(&w[..3], 24), Err(IoReqFault::PastChunk));
+        assert_eq!(IoReq::check(&w[..1], 24), Err(IoReqFault::PastChunk));
+
+        let d = [SgDesc {
+            addr: 1,
+            key: 2,
+            len: 3,
+        }];
+        let mut r = [0u8; IoReq::MAX_SIZE];
+        RdmaRead {
+            usr_len: 0,
+            flags: 0,
+            descs: SgList::new(&d),
+        }
+        .encode(&mut r)
+        .unwrap();
+        assert!(matches!(IoReq::check(&r, 0), Ok(RdmaMsg::Read(_))));
+        // Its descriptor past the chunk's end, or its header.
+        assert_eq!(IoReq::check(&r[..23], 0), Err(IoReqFault::PastChunk));
+        assert_eq!(IoReq::check(&r[..4], 0), Err(IoReqFault::PastChunk));
+        // sg_cnt other than 0 or 1.
+        r[6..8].copy_from_slice(&0xffffu16.to_le_bytes());
+        assert_eq!(IoReq::check(&r, 0), Err(IoReqFault::SgCnt(0xffff)));
+        r[6..8].copy_from_slice(&2u16.to_le_bytes());
+        assert_eq!(IoReq::check(&r, 0), Err(IoReqFault::SgCnt(2)));
+        // Other types.
+        let mut x = [0u8; 4];
+        x[0..2].copy_from_slice(&0x99u16.to_le_bytes());
+        assert_eq!(IoReq::check(&x, 0), Err(IoReqFault::UnknownType(0x99)));
+        x[0..2].copy_from_slice(&MsgType::InfoReq.as_u16().to_le_bytes());
+        assert_eq!(
+            IoReq::check(&x, 0),
+            Err(IoReqFault::UnknownType(MsgType::InfoReq.as_u16()))
+        );
     }
 }

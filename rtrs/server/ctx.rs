@@ -7,7 +7,7 @@ use super::params::{Params, MAX_HDR_SIZE};
 use super::path::Path;
 use super::sess::Session;
 use super::Api;
-use crate::proto::msg::{ConnReq, ConnRsp, MAX_CONN_NUM};
+use crate::proto::msg::{ConnReq, ConnReqFault, ConnRsp, PROTO_VER_MAJOR};
 use crate::rb::kvec::VecExt;
 use crate::rb::rdma::{ConnectRequest, ListenHandler, Listener, SockAddr};
 use crate::rb::rtrs_api::srv::UpperOps;
@@ -169,21 +169,26 @@ impl Ctx {
 
     /// `rtrs_rdma_connect()`: a connection request from a client.
     fn connect(this: &Arc<Self>, req: ConnectRequest<'_>) {
-        let msg = match ConnReq::decode(req.private_data()) {
+        // Each fault logged in C's words.
+        let msg = match ConnReq::check(req.private_data()) {
             Ok(m) => m,
-            Err(e) => {
-                pr_err!("Invalid RTRS connection request: {}\n", e.to_errno());
+            Err(f) => {
+                match f {
+                    ConnReqFault::Short => pr_err!("Invalid RTRS connection request\n"),
+                    ConnReqFault::Magic => pr_err!("Invalid RTRS magic\n"),
+                    ConnReqFault::Version(v) => pr_err!(
+                        "Unsupported major RTRS version: {}, expected {}\n",
+                        v,
+                        PROTO_VER_MAJOR
+                    ),
+                    ConnReqFault::TooManyCons(n) => {
+                        pr_err!("Too many connections requested: {}\n", n)
+                    }
+                    ConnReqFault::Cid(cid, n) => pr_err!("Incorrect cid: {} >= {}\n", cid, n),
+                }
                 return Self::reject(req, crate::rb::errno::ECONNRESET());
             }
         };
-        if msg.cid_num > MAX_CONN_NUM {
-            pr_err!("Too many connections requested: {}\n", msg.cid_num);
-            return Self::reject(req, crate::rb::errno::ECONNRESET());
-        }
-        if msg.cid >= msg.cid_num {
-            pr_err!("Incorrect cid: {} >= {}\n", msg.cid, msg.cid_num);
-            return Self::reject(req, crate::rb::errno::ECONNRESET());
-        }
         if this.closing.load(Ordering::Acquire) {
             return Self::reject(req, crate::rb::errno::ECONNRESET());
         }

@@ -13,8 +13,8 @@ use crate::common::{div, div_ceil, rem};
 use crate::proto::hb::{HbAction, Heartbeat};
 use crate::proto::imm::{ChunkLayout, Imm};
 use crate::proto::msg::{
-    ConnReq, InfoRsp, RdmaMsg, RkeyRsp, SgDesc, SgList, Uuid, MAX_PATHS_NUM, MSG_NEED_INVAL_F,
-    NAME_MAX, SERVICE_CON_QUEUE_DEPTH,
+    ConnReq, InfoRsp, IoReq, IoReqFault, RdmaMsg, RkeyRsp, SgDesc, SgList, Uuid, MAX_PATHS_NUM,
+    MSG_NEED_INVAL_F, NAME_MAX, SERVICE_CON_QUEUE_DEPTH,
 };
 use crate::proto::state::SrvState;
 use crate::rb::kvec::VecExt;
@@ -434,7 +434,7 @@ impl Path {
             return self.close_on_bad_id(id);
         };
         let _ = mr.map.sync_for_cpu(id, max_chunk as usize);
-        let mut hdr = [0u8; 8 + SgDesc::SIZE];
+        let mut hdr = [0u8; IoReq::MAX_SIZE];
         let n = hdr.len().min((max_chunk - off) as usize);
         if let Err(e) = self
             .sess
@@ -451,18 +451,6 @@ impl Path {
             self.close();
             return;
         }
-        let msg = match RdmaMsg::decode(&hdr[..n]) {
-            Ok(m) => m,
-            Err(_) => {
-                pr_err!(
-                    "{}: Processing I/O request failed, unknown message type received: {:#04x}\n",
-                    self.name(),
-                    u16::from_le_bytes([hdr[0], hdr[1]])
-                );
-                self.close();
-                return;
-            }
-        };
         let state = self.state();
         if state != SrvState::Connected {
             pr_err!(
@@ -472,14 +460,40 @@ impl Path {
             );
             return;
         }
+        // Where C drops the request without an answer (a bad sg_cnt,
+        // usr_len > off), or reads it from past the chunk, we close.
+        let msg = match IoReq::check(&hdr[..n], off) {
+            Ok(m) => m,
+            Err(f) => {
+                match f {
+                    IoReqFault::UnknownType(t) => pr_err!(
+                        "{}: Processing I/O request failed, unknown message type received: {:#04x}\n",
+                        self.name(),
+                        t
+                    ),
+                    IoReqFault::PastChunk => pr_err!(
+                        "{}: request at offset {} of chunk {} runs past it\n",
+                        self.name(),
+                        off,
+                        id
+                    ),
+                    IoReqFault::SgCnt(n) => pr_err!(
+                        "{}: Processing read request failed, invalid message (sg_cnt {})\n",
+                        self.name(),
+                        n
+                    ),
+                    IoReqFault::UsrLen(u) => {
+                        pr_err!("{}: Invalid usr_len {} > off {}\n", self.name(), u, off)
+                    }
+                }
+                self.close();
+                return;
+            }
+        };
         let (usr_len, read) = match &msg {
             RdmaMsg::Write(w) => (w.usr_len, None),
             RdmaMsg::Read(r) => (r.usr_len, Some((r.flags, r.descs))),
         };
-        if u32::from(usr_len) > off {
-            pr_debug!("rtrs-srv: Invalid usr_len {} > off {}\n", usr_len, off);
-            return;
-        }
         let st = &self.op_state[id as usize];
         st.cid
             .store(u32::from(conn.handler().cid), Ordering::Relaxed);

@@ -125,7 +125,7 @@ impl Ctl {
         };
         let dir = match op {
             Op::Read => Dir::Read,
-            Op::Write => Dir::Write,
+            Op::Write | Op::Hold => Dir::Write,
         };
         self.requests.fetch_add(1, Ordering::Relaxed);
         self.clt.transfer(dir, &m.encode(), buf, at..at + len)?;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 
 //! The user message of the RTRS API test modules: 24 bytes, little endian,
-//! `magic: u32` ([`MAGIC`]), `op: u32` (0 read, 1 write), `offset: u64` on
+//! `magic: u32` ([`MAGIC`]), `op: u32` (0 read, 1 write, 2 hold), `offset: u64` on
 //! the server's disk, `len: u32` (the IO's data length), `reserved: u32`.
 
 /// The port the test server listens on by default (RNBD's is 1234).
@@ -20,7 +20,13 @@ pub(crate) enum Op {
     Read,
     /// Store the IO's data at `offset`.
     Write,
+    /// Answer after [`HOLD_MS`], without touching the disk: keeps the
+    /// request's chunk in use for that long (`rtrs_test_evil.rs`).
+    Hold,
 }
+
+/// How long rtrs-test-srv holds a [`Op::Hold`] request.
+pub(crate) const HOLD_MS: u32 = 3000;
 
 /// One message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,6 +44,7 @@ impl Msg {
         let op: u32 = match self.op {
             Op::Read => 0,
             Op::Write => 1,
+            Op::Hold => 2,
         };
         b[4..8].copy_from_slice(&op.to_le_bytes());
         b[8..16].copy_from_slice(&self.offset.to_le_bytes());
@@ -56,6 +63,7 @@ impl Msg {
         let op = match u32_at(4) {
             0 => Op::Read,
             1 => Op::Write,
+            2 => Op::Hold,
             _ => return None,
         };
         let mut off = [0u8; 8];

@@ -8,8 +8,10 @@
 //! offset and a length: a write stores the IO's data there, a read answers
 //! with what is there. A message that does not parse, or a range outside
 //! the disk or not the IO's data length, is answered `EINVAL` (the errno
-//! travels back in the IO response). Each session's counts are logged when
-//! it goes down.
+//! travels back in the IO response). A hold message is answered after
+//! `HOLD_MS` from a workqueue of the module, keeping its chunk in use (for
+//! `rtrs_test_evil.rs`). Each session's counts are logged when it goes
+//! down.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::alloc::VVec;
@@ -30,6 +32,7 @@ use msg::{Msg, Op};
 use rb::global::Global;
 use rb::param::{module_param, UintParam, UshortParam};
 use rb::rtrs_user::srv::{SessRef, SrvCtx, SrvIo, SrvUser};
+use rb::workqueue::OwnedQueue;
 
 module! {
     type: TestSrv,
@@ -60,6 +63,9 @@ struct Disk {
 
 /// The disk, from module init to module exit.
 static DISK: Global<Arc<Disk>> = Global::new();
+
+/// Where held requests wait, from module init to module exit.
+static HOLD_WQ: Global<Arc<OwnedQueue>> = Global::new();
 
 /// One session: its name and what it did.
 struct Session {
@@ -95,13 +101,17 @@ impl Session {
             .and_then(|off| Some(off..off.checked_add(data.len())?))
             .filter(|r| r.end <= bytes.len())
             .ok_or(EINVAL)?;
-        match m.op {
-            Op::Read => data.copy_from_slice(&bytes[range]),
-            Op::Write => bytes[range].copy_from_slice(data),
-        }
         let count = match m.op {
-            Op::Read => &self.reads,
-            Op::Write => &self.writes,
+            Op::Read => {
+                data.copy_from_slice(&bytes[range]);
+                &self.reads
+            }
+            Op::Write => {
+                bytes[range].copy_from_slice(data);
+                &self.writes
+            }
+            // `rdma_ev` answers holds itself.
+            Op::Hold => return Err(EINVAL),
         };
         count.fetch_add(1, Ordering::Relaxed);
         self.bytes.fetch_add(m.len.into(), Ordering::Relaxed);
@@ -147,6 +157,20 @@ impl SrvUser for TestSrv {
 
     fn rdma_ev(sess: ArcBorrow<'_, Session>, mut io: SrvIo<Self>, usr: &[u8]) {
         let res = match Msg::decode(usr) {
+            Some(m) if m.op == Op::Hold => {
+                pr_info!("session {}: holding a request\n", sess.name());
+                let Some(wq) = HOLD_WQ.get() else {
+                    return io.respond(Err(ENODEV));
+                };
+                let held = wq.queue().try_spawn(GFP_ATOMIC, move || {
+                    rb::random::msleep(msg::HOLD_MS);
+                    io.respond(Ok(()));
+                });
+                if held.is_err() {
+                    pr_err!("session {}: cannot hold a request\n", sess.name());
+                }
+                return;
+            }
             Some(m) => sess.serve(&m, &mut io),
             None => {
                 pr_err!(
@@ -183,7 +207,15 @@ impl kernel::Module for TestSrv {
             }),
             GFP_KERNEL,
         )?;
-        DISK.set(disk).map_err(|_| EBUSY)?;
+        let wq = Arc::new(
+            OwnedQueue::new(kernel::c_str!("rtrs_test_hold"), 0)?,
+            GFP_KERNEL,
+        )?;
+        HOLD_WQ.set(wq).map_err(|_| EBUSY)?;
+        if DISK.set(disk).is_err() {
+            HOLD_WQ.take();
+            return Err(EBUSY);
+        }
         let ctx = SrvCtx::open(PORT_NR.value()).inspect_err(|e| {
             pr_err!(
                 "rtrs_srv_open(port {}): {}\n",
@@ -191,6 +223,7 @@ impl kernel::Module for TestSrv {
                 e.to_errno()
             );
             DISK.take();
+            HOLD_WQ.take();
         })?;
         pr_info!(
             "listening on port {}, disk of {} KiB\n",
@@ -204,6 +237,8 @@ impl kernel::Module for TestSrv {
 impl Drop for TestSrv {
     fn drop(&mut self) {
         self.ctx = None;
+        // Destroying the queue waits for the last held answer's return.
+        HOLD_WQ.take();
         DISK.take();
     }
 }
