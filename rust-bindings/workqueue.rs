@@ -69,6 +69,16 @@ impl Drop for OwnedQueue {
     }
 }
 
+/// Waits until `work` (a kernel-crate work item, queued anywhere) is idle:
+/// its last queueing has run to the end (`flush_work`). For a module that
+/// must not go away while its item runs on a system queue.
+pub fn flush_work<T: ?Sized, const ID: u64>(work: &kernel::workqueue::Work<T, ID>) -> bool {
+    // SAFETY: `work` is a reference to an initialised item, so `raw_get`
+    // gives its `work_struct`, which `flush_work` may wait on from process
+    // context; the kernel crate's `work_struct` is the same C type as ours.
+    unsafe { ffi::flush_work(kernel::workqueue::Work::raw_get(work).cast::<ffi::work_struct>()) }
+}
+
 /// Milliseconds to jiffies.
 pub fn msecs_to_jiffies(ms: u32) -> usize {
     // SAFETY: a pure conversion.

@@ -21,6 +21,9 @@ use kernel::{new_mutex, try_pin_init};
 const RECONNECT_DELAY: u8 = 30;
 /// Reconnect forever (C's `MAX_RECONNECTS`).
 const MAX_RECONNECTS: i16 = -1;
+/// Remap attempts after a reconnect, [`REMAP_RETRY_MS`] apart.
+const REMAP_TRIES: u32 = 60;
+const REMAP_RETRY_MS: u32 = 1000;
 
 /// The link event side of a session: its devices and the work that remaps
 /// them. The RTRS session holds it as its handler.
@@ -65,9 +68,10 @@ impl SessEvents {
 
     /// Sends SESS_INFO and reopens every device (`remap_devs`), from a work
     /// item: waiting for answers in the link event would block RTRS.
-    fn remap(&self) {
+    /// Returns false if a message failed.
+    fn remap(&self) -> bool {
         let Some(clt) = self.clt.lock().clone() else {
-            return;
+            return true;
         };
         if let Err(e) = send_sess_info(&clt) {
             pr_err!(
@@ -75,7 +79,7 @@ impl SessEvents {
                 self.name(),
                 e.to_errno()
             );
-            return;
+            return false;
         }
         // Send without the list locked: a link event that comes meanwhile
         // takes it, and RTRS fails our request only after that event.
@@ -83,7 +87,7 @@ impl SessEvents {
         for d in self.devs.lock().iter() {
             if devs.push(d.clone(), GFP_KERNEL).is_err() {
                 pr_err!("remap of session {}: out of memory\n", self.name());
-                return;
+                return false;
             }
         }
         for dev in devs.iter() {
@@ -93,9 +97,20 @@ impl SessEvents {
             pr_info!("{}: session reconnected, remapping device\n", dev.io.name());
             if let Err(e) = remap_device(dev) {
                 pr_err!("{}: send_msg_open(): {}\n", dev.io.name(), e.to_errno());
-                break;
+                return false;
             }
         }
+        true
+    }
+
+    /// Whether the session is open and a device of it waits to be remapped.
+    fn remap_pending(&self) -> bool {
+        self.clt.lock().is_some()
+            && self
+                .devs
+                .lock()
+                .iter()
+                .any(|d| d.io.state() == DevState::MappedDisconnected)
     }
 }
 
@@ -143,8 +158,27 @@ impl LinkHandler for SessEvents {
 impl WorkItem for SessEvents {
     type Pointer = Arc<SessEvents>;
 
+    /// Remaps the devices, and tries again while that fails and a device
+    /// is still disconnected. C tries once per reconnect event, which RTRS
+    /// sends only when the first path of a session comes back: when that
+    /// path went down again before the remap got through, and another came
+    /// up meanwhile, C's devices stay disconnected (every IO `EIO`) for as
+    /// long as any path stays up.
     fn run(this: Arc<SessEvents>) {
-        this.remap();
+        for _ in 0..REMAP_TRIES {
+            if this.remap() || !this.remap_pending() {
+                return;
+            }
+            crate::rb::random::msleep(REMAP_RETRY_MS);
+            if !this.remap_pending() {
+                return;
+            }
+        }
+        pr_err!(
+            "session {}: remap failed {} times, waiting for the next reconnect\n",
+            this.name(),
+            REMAP_TRIES
+        );
     }
 }
 
@@ -245,5 +279,8 @@ impl Session {
     /// device of the session is unmapped.
     pub(crate) fn close(&self) {
         drop(self.events.clt.lock().take());
+        // A remap under way sees the session gone within a retry; the
+        // module must not go before it ends.
+        crate::rb::workqueue::flush_work(&self.events.work);
     }
 }
