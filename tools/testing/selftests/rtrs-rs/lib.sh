@@ -336,3 +336,20 @@ server_pings() { ping -c 1 -W 1 "$SERVER_IP0" >/dev/null 2>&1; }
 
 # carrier_is <netdev> <0|1>: whether this guest's <netdev> has a carrier.
 carrier_is() { [ "$(cat "/sys/class/net/$1/carrier" 2>/dev/null)" = "$2" ]; }
+
+# kmem: "<unreclaimable slab KiB> <vmalloc + per-CPU KiB>" of this guest.
+kmem() {
+	awk '/^SUnreclaim:/ {u = $2} /^VmallocUsed:/ {v = $2} /^Percpu:/ {p = $2}
+		END {print u, v + p}' /proc/meminfo
+}
+
+# kmemleak_clean: kmemleak runs here (booted with kmemleak=on), a scan
+# works and reports no unreferenced object; prints what it reports.
+kmemleak_clean() {
+	local k=/sys/kernel/debug/kmemleak
+	[ -w $k ] && echo scan >$k || { echo "# kmemleak is off"; return 1; }
+	if grep -q 'unreferenced object' $k; then
+		sed 's/^/# /' $k | head -40
+		return 1
+	fi
+}

@@ -1,0 +1,127 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# timeout=3000
+# Path flaps under verified IO, on our stack (our rnbd on our rtrs, both
+# sides) with two paths and round-robin: path 0 is disconnected and
+# reconnected through sysfs FLAPS times (100), then path 1; then the cable
+# of each path's link is pulled and plugged in again LINK_FLAPS times (5:
+# each takes a heartbeat window and a reconnect delay, about 80 s; the runner
+# turns the carrier of both NICs off and on). Verified fio runs back to
+# back during all of it. Nothing may
+# fail: every fio run verifies, no IO error, and the counters agree: each
+# sysfs flap is one successful reconnect in stats/reconnects, the paths'
+# stats/rdma together count at least the IO fio did, nothing is in flight
+# at the end, and failovers were counted.
+. "$(dirname "$0")/../lib.sh"
+
+FLAPS=${FLAPS:-100}
+LINK_FLAPS=${LINK_FLAPS:-5}
+sess=flap
+ccls=/sys/class/rtrs-client
+ktap_plan 13
+
+cleanup() {
+	touch /tmp/flap-stop
+	wait
+	[ -e /sys/block/rnbd0/rnbd/unmap_device ] && echo force >/sys/block/rnbd0/rnbd/unmap_device
+	host_request link 0 up
+	host_request link 1 up
+	unload_rnbd_rtrs
+	on_server 'unload_rnbd_rtrs; rmmod null_blk 2>/dev/null; true'
+}
+trap cleanup EXIT
+
+pdir() { echo "$ccls/$sess/paths/${paths[$1]}"; }
+state_is() { [ "$(cat "$(pdir "$1")/state" 2>/dev/null)" = "$2" ]; }
+both_connected() { state_is 0 connected && state_is 1 connected; }
+reconnects() { set -- $(cat "$(pdir "$1")/stats/reconnects"); echo "$1"; }
+show_paths() { diag "paths: $(cat $ccls/$sess/paths/*/state | xargs)"; }
+check_on_fail=show_paths
+
+rxe_up && on_server srv_stack_load rnbd && clt_stack_load rnbd || bail "cannot load our stacks"
+echo "sessname=$sess path=ip:$SERVER_IP0 path=ip:$SERVER_IP1 device_path=/dev/nullb0" \
+	>/sys/class/rnbd-client/ctl/map_device || bail "map_device failed"
+paths=()
+for p in "$ccls/$sess"/paths/*; do paths+=("$(basename "$p")"); done
+wait_for 60 test -b /dev/rnbd0 && wait_for 60 both_connected || bail "the two paths did not come up"
+echo round-robin >"$ccls/$sess/mpath_policy"
+for i in 0 1; do echo 1 >"$(pdir $i)/stats/reset_all"; done
+
+# Verified fio runs, back to back, until told to stop: each writes 8 MiB of
+# 4k blocks at QD16 and reads them back. fio's own IO count goes to a file.
+rm -f /tmp/flap-stop /tmp/flap-fails /tmp/flap-runs /tmp/flap-ios
+(
+	n=0
+	while [ ! -e /tmp/flap-stop ]; do
+		out=$(fio --name=flap --filename=/dev/rnbd0 --ioengine=libaio --direct=1 \
+			--rw=randwrite --bs=4k --iodepth=16 --size=8M --offset=$((n % 8 * 8))M \
+			--verify=crc32c --verify_fatal=1 --do_verify=1 --output-format=terse 2>&1)
+		rc=$?
+		if [ $rc != 0 ]; then
+			echo "run $n: status $rc: $(echo "$out" | grep -m3 -E 'err|verify|bad' | xargs)" >>/tmp/flap-fails
+		fi
+		# terse v3: field 6 is KiB read, field 47 KiB written: 4 KiB an IO.
+		echo "$out" | tail -1 | awk -F';' '{print ($6 + $47) / 4}' >>/tmp/flap-ios
+		n=$((n + 1))
+		echo $n >/tmp/flap-runs
+	done
+) &
+
+# flap_sysfs <path index>: FLAPS rounds of disconnect, wait, reconnect, wait.
+flap_sysfs() {
+	local i=$1 k
+	for ((k = 0; k < FLAPS; k++)); do
+		echo 1 >"$(pdir "$i")/disconnect" || return 1
+		wait_for 60 state_is "$i" disconnected || { diag "round $k: still connected"; return 1; }
+		echo 1 >"$(pdir "$i")/reconnect" || return 1
+		wait_for 120 state_is "$i" connected || { diag "round $k: not connected"; return 1; }
+	done
+}
+# flap_link <path index>: LINK_FLAPS rounds of the link's cable pulled until
+# the path leaves connected, then plugged in again; the path reconnects by
+# itself.
+flap_link() {
+	local i=$1 k
+	for ((k = 0; k < LINK_FLAPS; k++)); do
+		host_request link "$i" down
+		wait_for 30 carrier_is "eth$i" 0 || { diag "round $k: carrier still up"; return 1; }
+		wait_for 120 eval '! state_is $i connected' || { diag "round $k: still connected"; return 1; }
+		host_request link "$i" up
+		wait_for 30 carrier_is "eth$i" 1 || { diag "round $k: no carrier"; return 1; }
+		wait_for 300 state_is "$i" connected || { diag "round $k: not connected"; return 1; }
+	done
+}
+
+for i in 0 1; do
+	r0=$(reconnects $i)
+	kmsg_mark "flap-$i"
+	t0=$SECONDS
+	check "path $i: $FLAPS sysfs disconnects and reconnects" flap_sysfs $i
+	# Each flap is one successful reconnect; so is each recovery from an
+	# error the path met on its own (logged, with its cause).
+	recovered=$(kmsg_since "flap-$i" | grep -cF "<$sess> ${paths[$i]}: reconnecting the path")
+	diag "path $i: $FLAPS flaps in $((SECONDS - t0)) s; stats/reconnects: $(cat "$(pdir $i)/stats/reconnects"), recoveries logged: $recovered"
+	check "path $i: stats/reconnects counts each flap and each recovery" \
+		eval '[ "$(reconnects $i)" = $((r0 + FLAPS + recovered)) ]'
+done
+t0=$SECONDS
+check "path 0: $LINK_FLAPS link downs and ups, reconnected by itself" flap_link 0
+check "path 1: $LINK_FLAPS link downs and ups, reconnected by itself" flap_link 1
+diag "link flaps in $((SECONDS - t0)) s; reconnects: $(cat "$ccls/$sess"/paths/*/stats/reconnects | xargs)"
+
+touch /tmp/flap-stop
+check "the fio runs stop" wait_for 600 eval '! jobs -r | grep -q .'
+runs=$(cat /tmp/flap-runs 2>/dev/null || echo 0)
+ios=$(awk '{s += $1} END {print s + 0}' /tmp/flap-ios)
+diag "$runs verified fio runs, $ios IOs"
+check "every fio run verified, no IO error" test ! -s /tmp/flap-fails
+[ -s /tmp/flap-fails ] && sed 's/^/# /' /tmp/flap-fails
+check "at least $FLAPS fio runs during the flaps" test "$runs" -ge "$FLAPS"
+rdma() { awk -v c="$2" '{print $c}' "$(pdir "$1")/stats/rdma"; }
+counted=$(($(rdma 0 1) + $(rdma 0 3) + $(rdma 1 1) + $(rdma 1 3)))
+diag "stats/rdma: $(cat "$(pdir 0)/stats/rdma") | $(cat "$(pdir 1)/stats/rdma")"
+check "stats/rdma of both paths count all of fio's IO" test "$counted" -ge "$ios"
+check "nothing in flight at the end" eval '[ "$(rdma 0 5)" = 0 ] && [ "$(rdma 1 5)" = 0 ]'
+check "failed-over requests were counted" test $(($(rdma 0 6) + $(rdma 1 6))) -gt 0
+check "both paths connected at the end" both_connected
+ktap_finish

@@ -1,0 +1,141 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# timeout=900
+# The RDMA device goes away under live sessions, and modules are unloaded
+# while devices are mapped. For our stack (our rnbd on our rtrs, both
+# sides), then the C stack as the control, with two paths and verified IO
+# running:
+#   - the client's rxe1 is deleted: path 1 goes down, the IO fails over to
+#     path 0 and verifies; the path is closed, as C closes a path whose
+#     device goes away, and reconnects through sysfs once rxe1 is back;
+#   - the server's rxe1 is deleted: the same, but path 1 reconnects by
+#     itself once the server's rxe1 is back;
+#   - ours only: the server's device is away when the session comes back,
+#     so the remap fails; our client tries again until the device is back
+#     (C tries once per reconnect event and would leave it disconnected);
+#   - while fio holds the device open, rmmod of rnbd_client, rtrs_client and
+#     rtrs_core is refused with EBUSY and nothing changes;
+#   - once it is closed, rmmod rnbd_client unmaps the device (the C module
+#     does the same: a mapped device does not pin the module), and the
+#     server's rnbd_server and rtrs_server unload with no session left.
+. "$(dirname "$0")/../lib.sh"
+
+ccls=/sys/class/rtrs-client
+stacks=(rnbd c)
+ktap_plan $((${#stacks[@]} * 12 + 2))
+
+cleanup() {
+	[ -n "$holder" ] && kill "$holder" 2>/dev/null
+	wait
+	[ -e /sys/block/rnbd0/rnbd/unmap_device ] && echo force >/sys/block/rnbd0/rnbd/unmap_device
+	unload_rnbd_rtrs
+	on_server 'unload_rnbd_rtrs; [ -e /dev/nullb0.away ] && mv /dev/nullb0.away /dev/nullb0
+		rmmod null_blk 2>/dev/null; rxe_up_local; true'
+	rxe_up_local
+}
+trap cleanup EXIT
+
+pdir() { echo "$ccls/$sess/paths/${paths[$1]}"; }
+state_is() { [ "$(cat "$(pdir "$1")/state" 2>/dev/null)" = "$2" ]; }
+both_connected() { state_is 0 connected && state_is 1 connected; }
+ios_of() { awk '{print $1 + $3}' "$(pdir "$1")/stats/rdma"; }
+# rmmod_refused <module>: rmmod fails with "in use" and the module stays.
+rmmod_refused() {
+	local err
+	err=$(rmmod "$1" 2>&1) && return 1
+	diag "rmmod $1: $err"
+	echo "$err" | grep -q 'in use' && mod_loaded "$1"
+}
+# rmmod rnbd_client, and the device and its RTRS session are gone.
+rmmod_unmaps() {
+	local err
+	if ! err=$(rmmod rnbd_client 2>&1); then
+		diag "rmmod rnbd_client: $err; refcnt $(cat /sys/module/rnbd_client/refcnt)"
+		return 1
+	fi
+	! test -e /dev/rnbd0 || { diag "/dev/rnbd0 is still there"; return 1; }
+	! test -d "$ccls/$sess" || { diag "$ccls/$sess is still there"; return 1; }
+}
+check_on_fail='diag "paths: $(cat $ccls/$sess/paths/*/state 2>/dev/null | xargs)"'
+
+for stack in "${stacks[@]}"; do
+	sess=rxe-$stack
+	diag "stack $stack"
+	rxe_up && on_server "srv_stack_load $stack" && clt_stack_load "$stack" ||
+		bail "$stack: cannot load the stacks"
+	echo "sessname=$sess path=ip:$SERVER_IP0 path=ip:$SERVER_IP1 device_path=/dev/nullb0" \
+		>/sys/class/rnbd-client/ctl/map_device || bail "$stack: map_device failed"
+	paths=()
+	for p in "$ccls/$sess"/paths/*; do paths+=("$(basename "$p")"); done
+	wait_for 60 test -b /dev/rnbd0 && wait_for 60 both_connected ||
+		bail "$stack: the two paths did not come up"
+	echo round-robin >"$ccls/$sess/mpath_policy"
+	stack_files | sed 's/^/# /'
+
+	for side in client server; do
+		fio_verify /dev/rnbd0 --rw=randwrite --bs=4k --iodepth=16 --size=24M >/tmp/fio-rxe 2>&1 &
+		fio_pid=$!
+		n=$(ios_of 1)
+		wait_for 60 eval '[ "$(ios_of 1)" -gt $((n + 100)) ]'
+		if [ $side = client ]; then
+			check "$stack: the client's rxe1 deleted during IO" rdma link delete rxe1
+		else
+			check "$stack: the server's rxe1 deleted during IO" on_server -t 60 'rdma link delete rxe1'
+		fi
+		check "$stack: path 1 goes down, path 0 stays" \
+			eval 'wait_for 120 eval "! state_is 1 connected" && state_is 0 connected'
+		check "$stack: the IO fails over and verifies" wait $fio_pid
+		sed 's/^/# /' /tmp/fio-rxe
+		# A path whose device went away is closed (C's DEVICE_REMOVAL case
+		# of rtrs_clt_rdma_cm_handler()): the user reconnects it. A path
+		# that lost the server's device reconnects by itself.
+		if [ $side = client ]; then
+			rxe_up_local
+			check "$stack: rxe1 back on the client, path 1 reconnects through sysfs" \
+				eval 'echo 1 >$(pdir 1)/reconnect && wait_for 120 both_connected'
+		else
+			on_server rxe_up_local
+			check "$stack: rxe1 back on the server, path 1 reconnects by itself" \
+				wait_for 300 both_connected
+		fi
+	done
+
+	if [ $stack = rnbd ]; then
+		# Our client tries a failed remap again (C tries once per
+		# reconnect event): the server's device is away when the session
+		# comes back, and back a little later.
+		echo 1 >"$(pdir 1)/disconnect"
+		on_server 'mv /dev/nullb0 /dev/nullb0.away'
+		echo 1 >"$(pdir 0)/disconnect"
+		wait_for 60 eval '! state_is 0 connected && ! state_is 1 connected'
+		kmsg_mark remap
+		echo 1 >"$(pdir 0)/reconnect"
+		check "$stack: the session is back while the server's device is away: the remap fails" \
+			wait_for 120 eval 'kmsg_since remap | grep -q "rnbd0: send_msg_open(): -"'
+		on_server 'mv /dev/nullb0.away /dev/nullb0'
+		check "$stack: the device is back: remapped without a reconnect, a read succeeds" \
+			wait_for 90 dd if=/dev/rnbd0 of=/dev/null bs=4k count=1 iflag=direct status=none
+		kmsg_since remap | grep rnbd_client | sed 's/^/# /' | head -5
+		echo 1 >"$(pdir 1)/reconnect"
+		wait_for 120 both_connected || bail "$stack: path 1 did not come back"
+	fi
+
+	# Held open, as a mounted filesystem would hold it, by a process of its
+	# own: a descriptor of this shell would be inherited by what it runs.
+	sleep 100000 <>/dev/rnbd0 &
+	holder=$!
+	wait_for 10 eval '[ "$(cat /sys/module/rnbd_client/refcnt)" -gt 0 ]'
+
+	check "$stack: while the device is open, rnbd_client, rtrs_client, rtrs_core refuse to unload" \
+		eval 'rmmod_refused rnbd_client && rmmod_refused rtrs_client && rmmod_refused rtrs_core'
+	check "$stack: the device still verifies" \
+		fio_verify /dev/rnbd0 --rw=randwrite --bs=4k --iodepth=16 --size=4M --offset=64M
+	kill $holder
+	wait $holder 2>/dev/null
+	check "$stack: closed, rmmod rnbd_client unmaps it" rmmod_unmaps
+	check "$stack: the server's modules unload, no session left" \
+		on_server 'wait_for 60 eval "! ls /sys/class/rtrs-server/ 2>/dev/null | grep -q ."; rmmod rnbd_server && rmmod rtrs_server'
+	unload_rnbd_rtrs
+	on_server 'unload_rnbd_rtrs; true'
+done
+ktap_finish
