@@ -5,7 +5,7 @@
 # sides) with two paths and round-robin: path 0 is disconnected and
 # reconnected through sysfs FLAPS times (100), then path 1; then the cable
 # of each path's link is pulled and plugged in again LINK_FLAPS times (5:
-# each takes a heartbeat window and a reconnect delay, about 80 s; the runner
+# each takes about 30 s, mostly the reconnect delay; the runner
 # turns the carrier of both NICs off and on). Verified fio runs back to
 # back during all of it. Nothing may
 # fail: every fio run verifies, no IO error, and the counters agree: each
