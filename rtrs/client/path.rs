@@ -682,10 +682,13 @@ impl Path {
         for id in ids.iter() {
             id.handler().destroyed.store(true, Ordering::Release);
         }
-        drop(ids);
+        // The path's PD reference goes before the ids: each QP holds one
+        // too, and the last goes with the last QP, before its id, so that a
+        // device being removed sees nothing left when its last id goes.
         // Outside the spinlock: freeing the PD may sleep.
         let dev = self.dev.lock().take();
         drop(dev);
+        drop(ids);
     }
 
     /// `rtrs_rdma_error_recovery()`. Taking a connected path down is

@@ -786,6 +786,37 @@ fn reject(id: *mut ffi::rdma_cm_id, private_data: &[u8]) -> Result {
     })
 }
 
+impl<H: CmHandler> CmId<H> {
+    /// Unpublishes the QP resources, waits for posts that saw them, drains
+    /// the QP (completion handlers run with `H` still alive) and destroys it,
+    /// its CQ and its reference on the PD. `id_live`: the id still exists,
+    /// so the QP goes with `rdma_destroy_qp` and rdma_cm forgets it.
+    fn destroy_res(inner: &Inner<H>, id_live: bool) {
+        let res = inner.res.swap(null_mut(), Ordering::SeqCst);
+        // Later posts fail with ENOTCONN; those under way run briefly, in
+        // completion handlers.
+        while inner.posters.load(Ordering::Acquire) != 0 {
+            core::hint::spin_loop();
+        }
+        if res.is_null() {
+            return;
+        }
+        // SAFETY: `res` is ours (swapped out) and no post uses it any more.
+        let res = unsafe { KBox::from_raw(res) };
+        // SAFETY: the QP is live; draining and destroying it are allowed in
+        // process context. While the id lives `rdma_destroy_qp` is the way.
+        unsafe {
+            ffi::ib_drain_qp(res.qp.as_ptr());
+            if id_live {
+                ffi::rdma_destroy_qp(inner.id);
+            } else {
+                ffi::ib_destroy_qp(res.qp.as_ptr());
+            }
+        }
+        drop(res);
+    }
+}
+
 impl<H: CmHandler> Drop for CmId<H> {
     fn drop(&mut self) {
         // Destroying a connection sleeps (drain, `rdma_destroy_id`): complain
@@ -799,34 +830,17 @@ impl<H: CmHandler> Drop for CmId<H> {
         let inner = unsafe { &*inner_ptr };
         let frame = inner.state.own_frame().map(core::ptr::from_ref);
         *inner.id_alive.lock() = false;
+        // The QP, its CQ and the PD go before the id: rdma_cm lets a device
+        // that is being removed go once its last id is destroyed, and
+        // everything else on it must be gone by then (as C's ULPs do:
+        // `rdma_destroy_qp`, `ib_cq_pool_put`, then `rdma_destroy_id`).
+        Self::destroy_res(inner, true);
         if frame.is_none() {
             // Stop the events (waits for a handler running on another thread).
             // SAFETY: the id is live and destroyed only here.
             unsafe { ffi::rdma_destroy_id(inner.id) };
-        }
-        let res = inner.res.swap(null_mut(), Ordering::SeqCst);
-        // Wait for posts that saw `res` before it was unpublished (they run
-        // in completion handlers, briefly); later ones fail with ENOTCONN.
-        while inner.posters.load(Ordering::Acquire) != 0 {
-            core::hint::spin_loop();
-        }
-        if !res.is_null() {
-            // SAFETY: `res` is ours (swapped out); no CM handler can post any
-            // more (the id is destroyed, or the handler is this task), and no
-            // other `CmId` handle exists.
-            let res = unsafe { KBox::from_raw(res) };
-            // SAFETY: the QP is live: drain it (completion handlers run with
-            // `H` still alive), then destroy it (with `rdma_destroy_qp` while
-            // the id lives on, so rdma_cm forgets it), then its CQ.
-            unsafe {
-                ffi::ib_drain_qp(res.qp.as_ptr());
-                if frame.is_some() {
-                    ffi::rdma_destroy_qp(inner.id);
-                } else {
-                    ffi::ib_destroy_qp(res.qp.as_ptr());
-                }
-            }
-            drop(res);
+            // A handler that ran meanwhile may have created a QP again.
+            Self::destroy_res(inner, false);
         }
         // SAFETY: `inner_ptr` came from `KBox::leak`; nothing uses it after
         // this (a handler of this task returns without touching it, as its
