@@ -4,10 +4,15 @@
 //! halves (state shared with softirq completion handlers: RTRS polls its CQs
 //! from softirq, as the C RTRS does) or interrupts (state touched from any
 //! context, such as an IO response a block driver sends from its bio
-//! completion).
+//! completion); and [`Waitable`], a state under such a lock that a thread
+//! waits on, with a timeout, until it is what the thread waits for.
 
 use crate::rb::ffi;
-use kernel::sync::lock::{Backend, Lock};
+use kernel::prelude::*;
+use kernel::str::CStr;
+use kernel::sync::lock::{Backend, Guard, Lock};
+use kernel::sync::{CondVar, CondVarTimeoutResult, LockClassKey};
+use kernel::time::msecs_to_jiffies;
 
 /// The `spin_lock_bh` backend of [`SpinLockBh`].
 pub struct SpinLockBhBackend;
@@ -97,5 +102,81 @@ unsafe impl Backend for SpinLockIrqBackend {
         // SAFETY: the caller owns the lock, taken with `spin_lock_irqsave`
         // that returned `flags`.
         unsafe { ffi::spin_unlock_irqrestore(ptr.cast(), *flags) }
+    }
+}
+
+/// A state that threads wait on: a `T` behind a lock of backend `B` and a
+/// condition variable, notified whenever the state changes through
+/// [`Waitable::update`] (or the owner calls [`Waitable::notify_all`]).
+///
+/// Waiting sleeps, so only process context waits; updates may come from
+/// any context the backend allows (softirq for the default, [`SpinLockBh`]).
+#[pin_data]
+pub struct Waitable<T, B: Backend = SpinLockBhBackend> {
+    #[pin]
+    state: Lock<T, B>,
+    #[pin]
+    changed: CondVar,
+}
+
+/// Creates a [`Waitable`] initialiser named `$name`, its lock and its
+/// condition variable each with a lockdep class of its own.
+macro_rules! new_waitable {
+    ($inner:expr, $name:literal $(,)?) => {
+        $crate::rb::sync::Waitable::new(
+            $inner,
+            ::kernel::c_str!($name),
+            ::kernel::static_lock_class!(),
+            ::kernel::static_lock_class!(),
+        )
+    };
+}
+pub(crate) use new_waitable;
+
+impl<T, B: Backend> Waitable<T, B> {
+    /// A waitable holding `state`; use [`new_waitable!`].
+    pub fn new(
+        state: T,
+        name: &'static CStr,
+        lock_key: &'static LockClassKey,
+        changed_key: &'static LockClassKey,
+    ) -> impl PinInit<Self> {
+        pin_init!(Self {
+            state <- Lock::new(state, name, lock_key),
+            changed <- CondVar::new(name, changed_key),
+        })
+    }
+
+    /// Locks the state, to read it or to change it without waking anyone
+    /// (or waking them with [`Waitable::notify_all`] before unlocking).
+    pub fn lock(&self) -> Guard<'_, T, B> {
+        self.state.lock()
+    }
+
+    /// Changes the state with `f` under the lock, then wakes the waiters.
+    pub fn update<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        let r = f(&mut self.state.lock());
+        self.changed.notify_all();
+        r
+    }
+
+    /// Wakes the waiters, so that they evaluate their predicates again.
+    pub fn notify_all(&self) {
+        self.changed.notify_all();
+    }
+
+    /// Waits up to `ms` milliseconds for `done` to hold, evaluating it under
+    /// the lock on every wake-up; on timeout or signal, returns its value
+    /// then.
+    pub fn wait_for(&self, ms: u32, mut done: impl FnMut(&mut T) -> bool) -> bool {
+        let mut left = msecs_to_jiffies(ms);
+        let mut g = self.state.lock();
+        while !done(&mut g) {
+            match self.changed.wait_interruptible_timeout(&mut g, left) {
+                CondVarTimeoutResult::Woken { jiffies } => left = jiffies,
+                _ => return done(&mut g),
+            }
+        }
+        true
     }
 }
