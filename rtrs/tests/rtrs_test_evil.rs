@@ -19,9 +19,8 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::c_str;
 use kernel::prelude::*;
 use kernel::str::CStr;
-use kernel::sync::{Arc, CondVar, CondVarTimeoutResult, Mutex};
-use kernel::time::msecs_to_jiffies;
-use kernel::{new_condvar, new_mutex, try_pin_init};
+use kernel::sync::{Arc, Mutex};
+use kernel::{new_mutex, try_pin_init};
 
 #[path = "../../rust-bindings/lib.rs"]
 #[allow(dead_code, unreachable_pub)]
@@ -47,7 +46,7 @@ use rb::rdma::{
     CmEvent, CmHandler, CmId, CmIdRef, ConnParam, Cqe, CqeHandler, DmaBuf, DmaDirection, Pd,
     PollContext, RecvWr, SendFlags, SendOp, SendWr, Sge, SockAddr, Wc, WcOpcode,
 };
-use rb::sync::{new_spinlock_bh, SpinLockBh};
+use rb::sync::{new_spinlock_bh, new_waitable, SpinLockBh, Waitable};
 use rb::sysfs::{attributes, Attribute, Attributes, Class, Device, Page, Store};
 
 module! {
@@ -148,9 +147,7 @@ struct Conn {
     /// Whether it gets buffers and receives (else it only connects).
     io: bool,
     #[pin]
-    state: SpinLockBh<State>,
-    #[pin]
-    cond: CondVar,
+    state: Waitable<State>,
     #[pin]
     bufs: SpinLockBh<Option<Bufs>>,
     recv: KVec<RecvSlot>,
@@ -183,32 +180,13 @@ impl Conn {
             try_pin_init!(Conn {
                 req,
                 io,
-                state <- new_spinlock_bh!(state, "rtrs_evil_state"),
-                cond <- new_condvar!("rtrs_evil_cond"),
+                state <- new_waitable!(state, "rtrs_evil_state"),
                 bufs <- new_spinlock_bh!(None, "rtrs_evil_bufs"),
                 recv,
                 send_cqe: Cqe::new(),
             }? Error),
             GFP_KERNEL,
         )
-    }
-
-    fn set(&self, f: impl FnOnce(&mut State)) {
-        f(&mut self.state.lock());
-        self.cond.notify_all();
-    }
-
-    /// Waits up to `ms` for `done`; returns its last value.
-    fn wait(&self, ms: u32, mut done: impl FnMut(&mut State) -> bool) -> bool {
-        let mut left = msecs_to_jiffies(ms);
-        let mut g = self.state.lock();
-        while !done(&mut g) {
-            match self.cond.wait_interruptible_timeout(&mut g, left) {
-                CondVarTimeoutResult::Woken { jiffies } => left = jiffies,
-                _ => return done(&mut g),
-            }
-        }
-        true
     }
 
     fn phase(&self) -> Phase {
@@ -334,7 +312,7 @@ impl CqeHandler<0> for RecvSlot {
             if !wc.is_flushed() {
                 pr_info!("receive failed: {}\n", wc.status_msg());
             }
-            h.set(|s| {
+            h.state.update(|s| {
                 if s.phase == Phase::Established {
                     s.phase = Phase::Failed(wc.status() as i32)
                 }
@@ -344,12 +322,12 @@ impl CqeHandler<0> for RecvSlot {
         match (wc.opcode(), wc.imm_data()) {
             (WcOpcode::Recv, None) => {
                 let len = wc.byte_len() as usize;
-                h.set(|s| s.info = Some((self.idx, len)));
+                h.state.update(|s| s.info = Some((self.idx, len)));
                 // Left unposted: the INFO_RSP stays in its buffer.
                 return;
             }
             (_, Some(imm)) => match Imm::decode(imm) {
-                Imm::IoRsp { errno, .. } => h.set(|s| {
+                Imm::IoRsp { errno, .. } => h.state.update(|s| {
                     s.io_rsps += 1;
                     s.last_errno = errno;
                 }),
@@ -374,7 +352,7 @@ impl CqeHandler<1> for Conn {
     fn done(&self, _id: &CmIdRef<Conn>, wc: &Wc<'_>) {
         if !wc.is_ok() && !wc.is_flushed() {
             pr_info!("send failed: {}\n", wc.status_msg());
-            self.set(|s| {
+            self.state.update(|s| {
                 if s.phase == Phase::Established {
                     s.phase = Phase::Failed(wc.status() as i32)
                 }
@@ -397,7 +375,7 @@ impl CmHandler for Conn {
             }),
             CmEvent::Established { private_data } => {
                 let rsp = ConnRsp::decode(private_data).ok();
-                self.set(|s| {
+                self.state.update(|s| {
                     s.rsp = rsp;
                     s.phase = if rsp.is_some() {
                         Phase::Established
@@ -409,18 +387,18 @@ impl CmHandler for Conn {
             }
             CmEvent::Rejected { private_data, .. } => {
                 let errno = private_data.map_or(0, ConnRsp::reject_errno);
-                self.set(|s| s.phase = Phase::Rejected(errno));
+                self.state.update(|s| s.phase = Phase::Rejected(errno));
                 Ok(())
             }
             CmEvent::AddrError(e)
             | CmEvent::RouteError(e)
             | CmEvent::ConnectError(e)
             | CmEvent::Unreachable(e) => {
-                self.set(|s| s.phase = Phase::Failed(*e));
+                self.state.update(|s| s.phase = Phase::Failed(*e));
                 Ok(())
             }
             CmEvent::Disconnected | CmEvent::DeviceRemoval | CmEvent::TimewaitExit => {
-                self.set(|s| {
+                self.state.update(|s| {
                     if !matches!(s.phase, Phase::Rejected(_)) {
                         s.phase = Phase::Closed
                     }
@@ -431,7 +409,7 @@ impl CmHandler for Conn {
         };
         if let Err(e) = err {
             pr_info!("{} handling failed: {:?}\n", event.name(), e);
-            self.set(|s| s.phase = Phase::Failed(e.to_errno()));
+            self.state.update(|s| s.phase = Phase::Failed(e.to_errno()));
         }
     }
 }
@@ -453,7 +431,9 @@ fn start(req: [u8; ConnReq::SIZE], io: bool) -> Result<Link> {
 
 impl Link {
     fn settle(&self) -> Phase {
-        self.conn.wait(WAIT_MS, |s| s.phase != Phase::Connecting);
+        self.conn
+            .state
+            .wait_for(WAIT_MS, |s| s.phase != Phase::Connecting);
         self.conn.phase()
     }
 }
@@ -531,7 +511,7 @@ impl EvilPath {
     /// Waits for the INFO_RSP and cuts the chunks out of it.
     fn take_info(&mut self) -> Result {
         let c = &self.links[0].conn;
-        c.wait(WAIT_MS, |s| {
+        c.state.wait_for(WAIT_MS, |s| {
             s.info.is_some() || s.phase != Phase::Established
         });
         let (idx, len) = c.state.lock().info.ok_or_else(rb::errno::ETIMEDOUT)?;
@@ -602,7 +582,7 @@ impl EvilPath {
     /// Whether any connection of the path went down within `ms`.
     fn closed_within(&self, ms: u32) -> bool {
         let c = &self.links[0].conn;
-        c.wait(ms, |s| s.phase != Phase::Established)
+        c.state.wait_for(ms, |s| s.phase != Phase::Established)
             || self
                 .links
                 .iter()
@@ -740,7 +720,8 @@ fn run(name: &str, out: &mut Outcome) -> Result {
             p.put(1, 1, 0, &b, imm)?;
             // Responses come on the connection of the request.
             let c1 = &p.links[1].conn;
-            c1.wait(WAIT_MS, |s| s.io_rsps > 0 || s.phase != Phase::Established);
+            c1.state
+                .wait_for(WAIT_MS, |s| s.io_rsps > 0 || s.phase != Phase::Established);
             let (n, e) = {
                 let s = c1.state.lock();
                 (s.io_rsps, s.last_errno)

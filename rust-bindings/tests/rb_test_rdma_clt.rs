@@ -16,9 +16,8 @@
 
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::prelude::*;
-use kernel::sync::{Arc, CondVar, Mutex};
-use kernel::time::msecs_to_jiffies;
-use kernel::{new_condvar, new_mutex, try_pin_init};
+use kernel::sync::{Arc, Mutex};
+use kernel::{new_mutex, try_pin_init};
 
 #[path = "../lib.rs"]
 pub mod rb;
@@ -30,14 +29,13 @@ use common::{
     Kind, Msg, CLT_SEED, HELLO, IMM_PING, IMM_WRITTEN, LIVE, MSG, NRECV, SRV_OFF, SRV_SEED,
     WELCOME, WRITE_LEN, WRITE_OFF,
 };
-use kernel::sync::CondVarTimeoutResult;
 use rb::rdma::cm::QpAttr;
 use rb::rdma::cq::impl_has_cqe;
 use rb::rdma::{
     CmEvent, CmHandler, CmId, CmIdRef, ConnParam, Cqe, CqeHandler, DmaBuf, DmaDirection, Pd,
     PollContext, RecvWr, SendFlags, SendOp, SendWr, Sge, SockAddr, Wc,
 };
-use rb::sync::{new_spinlock_bh, SpinLockBh};
+use rb::sync::{new_spinlock_bh, new_waitable, SpinLockBh, Waitable};
 
 module! {
     type: CltModule,
@@ -97,9 +95,7 @@ struct CltConn {
     hello: &'static [u8],
     held: Option<Arc<Held>>,
     #[pin]
-    state: SpinLockBh<State>,
-    #[pin]
-    cond: CondVar,
+    state: Waitable<State>,
     #[pin]
     bufs: SpinLockBh<Option<Bufs>>,
     recv: KVec<RecvSlot>,
@@ -141,8 +137,7 @@ impl CltConn {
                 name,
                 hello,
                 held,
-                state <- new_spinlock_bh!(state, "rb_test_clt_state"),
-                cond <- new_condvar!("rb_test_clt_cond"),
+                state <- new_waitable!(state, "rb_test_clt_state"),
                 bufs <- new_spinlock_bh!(None, "rb_test_clt_bufs"),
                 recv,
                 send_cqe: Cqe::new(),
@@ -155,27 +150,9 @@ impl CltConn {
         Ok(conn)
     }
 
-    fn set(&self, f: impl FnOnce(&mut State)) {
-        f(&mut self.state.lock());
-        self.cond.notify_all();
-    }
-
-    /// Waits up to `ms` for `done` to hold; false on timeout or signal.
-    fn wait(&self, ms: u32, mut done: impl FnMut(&mut State) -> bool) -> bool {
-        let mut left = msecs_to_jiffies(ms);
-        let mut g = self.state.lock();
-        while !done(&mut g) {
-            match self.cond.wait_interruptible_timeout(&mut g, left) {
-                CondVarTimeoutResult::Woken { jiffies } => left = jiffies,
-                _ => return done(&mut g),
-            }
-        }
-        true
-    }
-
     fn take_msg(&self, ms: u32, kind: Kind) -> Option<Msg> {
         let mut got = None;
-        self.wait(ms, |s| {
+        self.state.wait_for(ms, |s| {
             if let Some(m) = s.inbox.take() {
                 if m.is(kind) {
                     got = Some(m);
@@ -190,7 +167,7 @@ impl CltConn {
 
     fn take_rdma(&self, ms: u32) -> Option<(bool, u32)> {
         let mut got = None;
-        self.wait(ms, |s| {
+        self.state.wait_for(ms, |s| {
             got = s.rdma.take();
             got.is_some()
         });
@@ -303,7 +280,7 @@ impl CqeHandler<0> for RecvSlot {
             .map(|b| b.recv[self.idx].read(0, &mut m));
         if wc.byte_len() as usize == MSG && matches!(read, Some(Ok(()))) {
             let msg = Msg::decode(&m);
-            h.set(|s| s.inbox = Some(msg));
+            h.state.update(|s| s.inbox = Some(msg));
         } else {
             pr_err!("bad receive: {} bytes\n", wc.byte_len());
         }
@@ -331,7 +308,7 @@ impl CqeHandler<2> for CltConn {
         if !wc.is_ok() {
             pr_info!("RDMA completion: {}\n", wc.status_msg());
         }
-        self.set(|s| s.rdma = Some(r));
+        self.state.update(|s| s.rdma = Some(r));
     }
 }
 
@@ -351,7 +328,7 @@ impl CmHandler for CltConn {
             CmEvent::Established { private_data } => {
                 let ok =
                     *private_data == WELCOME || private_data.get(..WELCOME.len()) == Some(WELCOME);
-                self.set(|s| {
+                self.state.update(|s| {
                     s.phase = if ok {
                         Phase::Established
                     } else {
@@ -361,7 +338,7 @@ impl CmHandler for CltConn {
                 Ok(())
             }
             CmEvent::Rejected { private_data, .. } => {
-                self.set(|s| {
+                self.state.update(|s| {
                     s.phase = Phase::Rejected;
                     if let Some(d) = private_data {
                         let n = d.len().min(s.reject_data.len());
@@ -375,11 +352,11 @@ impl CmHandler for CltConn {
             | CmEvent::RouteError(e)
             | CmEvent::ConnectError(e)
             | CmEvent::Unreachable(e) => {
-                self.set(|s| s.phase = Phase::Failed(*e));
+                self.state.update(|s| s.phase = Phase::Failed(*e));
                 Ok(())
             }
             CmEvent::Disconnected | CmEvent::DeviceRemoval | CmEvent::TimewaitExit => {
-                self.set(|s| s.phase = Phase::Closed);
+                self.state.update(|s| s.phase = Phase::Closed);
                 if let Some(held) = &self.held {
                     // Drop the held connection here, inside its own handler.
                     let mine = held.conn.lock().take();
@@ -394,7 +371,7 @@ impl CmHandler for CltConn {
         };
         if let Err(e) = err {
             pr_err!("{}: {} handling failed: {:?}\n", self.name, event.name(), e);
-            self.set(|s| s.phase = Phase::Failed(e.to_errno()));
+            self.state.update(|s| s.phase = Phase::Failed(e.to_errno()));
         }
     }
 }
@@ -421,7 +398,8 @@ fn connect(conn: &Arc<CltConn>) -> Result<CmId<CltConn>> {
     let id = CmId::new(conn.clone())?;
     id.set_reuseaddr(true)?;
     id.resolve_addr(None, &SockAddr::ipv4(SERVER, common::PORT), 2000)?;
-    conn.wait(30_000, |s| s.phase != Phase::Connecting);
+    conn.state
+        .wait_for(30_000, |s| s.phase != Phase::Connecting);
     Ok(id)
 }
 
