@@ -27,16 +27,16 @@ use crate::rb::rdma::{
 };
 use crate::rb::rtrs_api::clt::{ConType, Confirm, Dir, UserSg};
 use crate::rb::rtrs_api::core::import::addr_to_str;
-use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
+use crate::rb::sync::{new_spinlock_irq, new_waitable, SpinLockIrq, SpinLockIrqBackend, Waitable};
 use crate::rb::workqueue::{impl_has_delayed_work, DelayedWork, DelayedWorkItem};
 use core::sync::atomic::{
     AtomicBool, AtomicI32, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering,
 };
 use kernel::prelude::*;
-use kernel::sync::{Arc, CondVar, CondVarTimeoutResult, Mutex};
-use kernel::time::{msecs_to_jiffies, Ktime};
+use kernel::sync::{Arc, Mutex};
+use kernel::time::Ktime;
 use kernel::workqueue::{impl_has_work, Work, WorkItem};
-use kernel::{new_condvar, new_mutex, new_work};
+use kernel::{new_mutex, new_work};
 
 /// An IO to send: what the user asked for, moved between paths on
 /// failover. `conf` and `sg` are taken by the path that sends it.
@@ -170,11 +170,11 @@ pub(crate) struct Path {
     pub(crate) con_num: u32,
     /// The service connection and the per-CPU ones.
     pub(crate) irq_con_num: u32,
+    /// The state; its waiters are woken on every change and by
+    /// [`Path::notify`].
     #[pin]
-    state: SpinLockIrq<CltState>,
+    state: Waitable<CltState, SpinLockIrqBackend>,
     state_fast: AtomicU8,
-    #[pin]
-    state_cv: CondVar,
     /// Established connections.
     connected_cnt: AtomicI32,
     #[pin]
@@ -245,9 +245,8 @@ impl Path {
                 dst,
                 con_num,
                 irq_con_num: crate::rb::cpu::nr_cpu_ids() + 1,
-                state <- new_spinlock_irq!(CltState::Connecting, "rtrs_clt_path_state"),
+                state <- new_waitable!(CltState::Connecting, "rtrs_clt_path_state"),
                 state_fast: AtomicU8::new(CltState::Connecting.as_u8()),
-                state_cv <- new_condvar!("rtrs_clt_state_wq"),
                 connected_cnt: AtomicI32::new(0),
                 init_lock <- new_mutex!((), "rtrs_clt_init"),
                 recon: AtomicU16::new(0),
@@ -289,7 +288,7 @@ impl Path {
         let changed = st.change(new);
         if changed {
             self.state_fast.store(st.as_u8(), Ordering::Release);
-            self.state_cv.notify_all();
+            self.state.notify_all();
         }
         (changed, old)
     }
@@ -301,27 +300,19 @@ impl Path {
             return false;
         }
         self.state_fast.store(st.as_u8(), Ordering::Release);
-        self.state_cv.notify_all();
+        self.state.notify_all();
         true
     }
 
     /// Wakes those waiting on the path (state, connection events).
     pub(crate) fn notify(&self) {
         let _g = self.state.lock();
-        self.state_cv.notify_all();
+        self.state.notify_all();
     }
 
     /// Waits up to `ms` for `done`; false on timeout or signal.
     fn wait(&self, ms: u32, mut done: impl FnMut(&Self) -> bool) -> bool {
-        let mut left = msecs_to_jiffies(ms);
-        let mut g = self.state.lock();
-        while !done(self) {
-            match self.state_cv.wait_interruptible_timeout(&mut g, left) {
-                CondVarTimeoutResult::Woken { jiffies } => left = jiffies,
-                _ => return done(self),
-            }
-        }
-        true
+        self.state.wait_for(ms, |_| done(self))
     }
 
     pub(crate) fn set_connecting_err(&self) {
