@@ -34,17 +34,20 @@ mod proto;
 #[allow(dead_code)]
 mod msg;
 
+#[path = "../../rust-bindings/tests/rb_test_rdma_active.rs"]
+mod active;
+
+use active::ActiveConn;
 use proto::imm::{ChunkLayout, Imm};
 use proto::msg::{
     ConnReq, ConnRsp, InfoReq, InfoRsp, MsgType, Rbuf, RdmaRead, RdmaWrite, SgDesc, SgList, MAGIC,
     PROTO_VER,
 };
 use rb::param::{module_param, UshortParam};
-use rb::rdma::cm::QpAttr;
 use rb::rdma::cq::impl_has_cqe;
 use rb::rdma::{
-    CmEvent, CmHandler, CmId, CmIdRef, ConnParam, Cqe, CqeHandler, DmaBuf, DmaDirection, Pd,
-    PollContext, RecvWr, SendFlags, SendOp, SendWr, Sge, SockAddr, Wc, WcOpcode,
+    CmEvent, CmHandler, CmId, CmIdRef, Cqe, CqeHandler, DmaBuf, DmaDirection, Pd, RecvWr,
+    SendFlags, SendOp, SendWr, Sge, SockAddr, Wc, WcOpcode,
 };
 use rb::sync::{new_spinlock_bh, new_waitable, SpinLockBh, Waitable};
 use rb::sysfs::{attributes, Attribute, Attributes, Class, Device, Page, Store};
@@ -193,46 +196,6 @@ impl Conn {
         self.state.lock().phase
     }
 
-    fn setup(id: &CmIdRef<Self>) -> Result {
-        let h = id.handler();
-        let dev = id.device().ok_or(ENODEV)?;
-        let pd = Arc::new(Pd::new(dev, 0)?, GFP_KERNEL)?;
-        let (nrecv, size) = if h.io { (NRECV, RECV_SIZE) } else { (0, 64) };
-        let mut recv = KVec::with_capacity(nrecv, GFP_KERNEL)?;
-        for _ in 0..nrecv {
-            recv.push(
-                DmaBuf::new(dev, RECV_SIZE, DmaDirection::FromDevice)?,
-                GFP_KERNEL,
-            )?;
-        }
-        let send = DmaBuf::new(dev, InfoReq::SIZE.max(size), DmaDirection::ToDevice)?;
-        let data = DmaBuf::new(
-            dev,
-            DATA_SIZE.min(size.max(64) * 64),
-            DmaDirection::ToDevice,
-        )?;
-        let attr = QpAttr {
-            max_send_wr: 16,
-            max_recv_wr: NRECV as u32,
-            max_send_sge: 1,
-            max_recv_sge: 1,
-            nr_cqe: 32,
-            comp_vector: 0,
-            poll: PollContext::Softirq,
-        };
-        id.create_qp(&pd, &attr)?;
-        *h.bufs.lock() = Some(Bufs {
-            pd,
-            recv,
-            send,
-            data,
-        });
-        for i in 0..nrecv {
-            Self::post_recv(id, i)?;
-        }
-        Ok(())
-    }
-
     fn lkey(&self) -> Result<u32> {
         Ok(self.bufs.lock().as_ref().ok_or(ENODEV)?.pd.local_dma_lkey())
     }
@@ -361,55 +324,81 @@ impl CqeHandler<1> for Conn {
     }
 }
 
+impl ActiveConn for Conn {
+    const REUSEADDR: bool = false;
+    const RESOLVE_MS: u32 = 5000;
+    const RNR_RETRY_COUNT: u8 = 3;
+
+    fn private_data(&self) -> &[u8] {
+        &self.req
+    }
+
+    fn setup(id: &CmIdRef<Self>) -> Result {
+        let h = id.handler();
+        let dev = id.device().ok_or(ENODEV)?;
+        let pd = Arc::new(Pd::new(dev, 0)?, GFP_KERNEL)?;
+        let (nrecv, size) = if h.io { (NRECV, RECV_SIZE) } else { (0, 64) };
+        let mut recv = KVec::with_capacity(nrecv, GFP_KERNEL)?;
+        for _ in 0..nrecv {
+            recv.push(
+                DmaBuf::new(dev, RECV_SIZE, DmaDirection::FromDevice)?,
+                GFP_KERNEL,
+            )?;
+        }
+        let send = DmaBuf::new(dev, InfoReq::SIZE.max(size), DmaDirection::ToDevice)?;
+        let data = DmaBuf::new(
+            dev,
+            DATA_SIZE.min(size.max(64) * 64),
+            DmaDirection::ToDevice,
+        )?;
+        id.create_qp(&pd, &active::qp_attr(NRECV))?;
+        *h.bufs.lock() = Some(Bufs {
+            pd,
+            recv,
+            send,
+            data,
+        });
+        for i in 0..nrecv {
+            Self::post_recv(id, i)?;
+        }
+        Ok(())
+    }
+
+    fn established(&self, private_data: &[u8]) {
+        let rsp = ConnRsp::decode(private_data).ok();
+        self.state.update(|s| {
+            s.rsp = rsp;
+            s.phase = if rsp.is_some() {
+                Phase::Established
+            } else {
+                Phase::Failed(-71)
+            };
+        });
+    }
+
+    fn rejected(&self, private_data: Option<&[u8]>) {
+        let errno = private_data.map_or(0, ConnRsp::reject_errno);
+        self.state.update(|s| s.phase = Phase::Rejected(errno));
+    }
+
+    fn failed(&self, errno: i32) {
+        self.state.update(|s| s.phase = Phase::Failed(errno));
+    }
+
+    fn closed(&self) {
+        self.state.update(|s| {
+            if !matches!(s.phase, Phase::Rejected(_)) {
+                s.phase = Phase::Closed
+            }
+        });
+    }
+}
+
 impl CmHandler for Conn {
     fn event(&self, id: &CmIdRef<Self>, event: &CmEvent<'_>) {
-        let err = match event {
-            CmEvent::AddrResolved => Self::setup(id).and_then(|()| id.resolve_route(5000)),
-            CmEvent::RouteResolved => id.connect(&ConnParam {
-                private_data: &self.req,
-                responder_resources: 1,
-                initiator_depth: 1,
-                retry_count: 7,
-                rnr_retry_count: 3,
-                ..Default::default()
-            }),
-            CmEvent::Established { private_data } => {
-                let rsp = ConnRsp::decode(private_data).ok();
-                self.state.update(|s| {
-                    s.rsp = rsp;
-                    s.phase = if rsp.is_some() {
-                        Phase::Established
-                    } else {
-                        Phase::Failed(-71)
-                    };
-                });
-                Ok(())
-            }
-            CmEvent::Rejected { private_data, .. } => {
-                let errno = private_data.map_or(0, ConnRsp::reject_errno);
-                self.state.update(|s| s.phase = Phase::Rejected(errno));
-                Ok(())
-            }
-            CmEvent::AddrError(e)
-            | CmEvent::RouteError(e)
-            | CmEvent::ConnectError(e)
-            | CmEvent::Unreachable(e) => {
-                self.state.update(|s| s.phase = Phase::Failed(*e));
-                Ok(())
-            }
-            CmEvent::Disconnected | CmEvent::DeviceRemoval | CmEvent::TimewaitExit => {
-                self.state.update(|s| {
-                    if !matches!(s.phase, Phase::Rejected(_)) {
-                        s.phase = Phase::Closed
-                    }
-                });
-                Ok(())
-            }
-            _ => Ok(()),
-        };
-        if let Err(e) = err {
+        if let Err(e) = active::event(self, id, event) {
             pr_info!("{} handling failed: {:?}\n", event.name(), e);
-            self.state.update(|s| s.phase = Phase::Failed(e.to_errno()));
+            self.failed(e.to_errno());
         }
     }
 }
@@ -424,8 +413,7 @@ struct Link {
 /// answer.
 fn start(req: [u8; ConnReq::SIZE], io: bool) -> Result<Link> {
     let conn = Conn::new(req, io)?;
-    let id = CmId::new(conn.clone())?;
-    id.resolve_addr(None, &SockAddr::ipv4(SERVER, PORT_NR.value()), 5000)?;
+    let id = active::connect(conn.clone(), &SockAddr::ipv4(SERVER, PORT_NR.value()))?;
     Ok(Link { conn, id })
 }
 

@@ -25,15 +25,18 @@ pub mod rb;
 #[path = "rb_test_rdma_common.rs"]
 mod common;
 
+#[path = "rb_test_rdma_active.rs"]
+mod active;
+
+use active::ActiveConn;
 use common::{
     Kind, Msg, CLT_SEED, HELLO, IMM_PING, IMM_WRITTEN, LIVE, MSG, NRECV, SRV_OFF, SRV_SEED,
     WELCOME, WRITE_LEN, WRITE_OFF,
 };
-use rb::rdma::cm::QpAttr;
 use rb::rdma::cq::impl_has_cqe;
 use rb::rdma::{
-    CmEvent, CmHandler, CmId, CmIdRef, ConnParam, Cqe, CqeHandler, DmaBuf, DmaDirection, Pd,
-    PollContext, RecvWr, SendFlags, SendOp, SendWr, Sge, SockAddr, Wc,
+    CmEvent, CmHandler, CmId, CmIdRef, Cqe, CqeHandler, DmaBuf, DmaDirection, Pd, RecvWr,
+    SendFlags, SendOp, SendWr, Sge, SockAddr, Wc,
 };
 use rb::sync::{new_spinlock_bh, new_waitable, SpinLockBh, Waitable};
 
@@ -174,39 +177,6 @@ impl CltConn {
         got
     }
 
-    fn setup(id: &CmIdRef<Self>) -> Result {
-        let dev = id.device().ok_or(ENODEV)?;
-        let pd = Arc::new(Pd::new(dev, 0)?, GFP_KERNEL)?;
-        let mut recv = KVec::with_capacity(NRECV, GFP_KERNEL)?;
-        for _ in 0..NRECV {
-            recv.push(DmaBuf::new(dev, MSG, DmaDirection::FromDevice)?, GFP_KERNEL)?;
-        }
-        let send = DmaBuf::new(dev, MSG, DmaDirection::ToDevice)?;
-        let data = DmaBuf::new(dev, DATA, DmaDirection::Bidirectional)?;
-        let h = id.handler();
-        h.lkey.store(pd.local_dma_lkey(), Ordering::Relaxed);
-        let attr = QpAttr {
-            max_send_wr: 16,
-            max_recv_wr: NRECV as u32,
-            max_send_sge: 1,
-            max_recv_sge: 1,
-            nr_cqe: 32,
-            comp_vector: 0,
-            poll: PollContext::Softirq,
-        };
-        id.create_qp(&pd, &attr)?;
-        *h.bufs.lock() = Some(Bufs {
-            _pd: pd,
-            recv,
-            send,
-            data,
-        });
-        for i in 0..NRECV {
-            Self::post_recv(id, i)?;
-        }
-        Ok(())
-    }
-
     fn addr(
         &self,
         f: impl FnOnce(&Bufs) -> Result<rb::rdma::DmaAddr>,
@@ -312,66 +282,84 @@ impl CqeHandler<2> for CltConn {
     }
 }
 
+impl ActiveConn for CltConn {
+    const REUSEADDR: bool = true;
+    const RESOLVE_MS: u32 = 2000;
+    const RNR_RETRY_COUNT: u8 = 7;
+
+    fn private_data(&self) -> &[u8] {
+        self.hello
+    }
+
+    fn setup(id: &CmIdRef<Self>) -> Result {
+        let dev = id.device().ok_or(ENODEV)?;
+        let pd = Arc::new(Pd::new(dev, 0)?, GFP_KERNEL)?;
+        let mut recv = KVec::with_capacity(NRECV, GFP_KERNEL)?;
+        for _ in 0..NRECV {
+            recv.push(DmaBuf::new(dev, MSG, DmaDirection::FromDevice)?, GFP_KERNEL)?;
+        }
+        let send = DmaBuf::new(dev, MSG, DmaDirection::ToDevice)?;
+        let data = DmaBuf::new(dev, DATA, DmaDirection::Bidirectional)?;
+        let h = id.handler();
+        h.lkey.store(pd.local_dma_lkey(), Ordering::Relaxed);
+        id.create_qp(&pd, &active::qp_attr(NRECV))?;
+        *h.bufs.lock() = Some(Bufs {
+            _pd: pd,
+            recv,
+            send,
+            data,
+        });
+        for i in 0..NRECV {
+            Self::post_recv(id, i)?;
+        }
+        Ok(())
+    }
+
+    fn established(&self, private_data: &[u8]) {
+        let ok = private_data == WELCOME || private_data.get(..WELCOME.len()) == Some(WELCOME);
+        self.state.update(|s| {
+            s.phase = if ok {
+                Phase::Established
+            } else {
+                Phase::Failed(-71)
+            }
+        });
+    }
+
+    fn rejected(&self, private_data: Option<&[u8]>) {
+        self.state.update(|s| {
+            s.phase = Phase::Rejected;
+            if let Some(d) = private_data {
+                let n = d.len().min(s.reject_data.len());
+                s.reject_data[..n].copy_from_slice(&d[..n]);
+                s.reject_len = n;
+            }
+        });
+    }
+
+    fn failed(&self, errno: i32) {
+        self.state.update(|s| s.phase = Phase::Failed(errno));
+    }
+
+    fn closed(&self) {
+        self.state.update(|s| s.phase = Phase::Closed);
+        if let Some(held) = &self.held {
+            // Drop the held connection here, inside its own handler.
+            let mine = held.conn.lock().take();
+            if mine.is_some() {
+                pr_info!("{}: closed, dropping it\n", self.name);
+            }
+            drop(mine);
+        }
+    }
+}
+
 impl CmHandler for CltConn {
     fn event(&self, id: &CmIdRef<Self>, event: &CmEvent<'_>) {
         pr_info!("{}: event {}\n", self.name, event.name());
-        let err = match event {
-            CmEvent::AddrResolved => Self::setup(id).and_then(|()| id.resolve_route(2000)),
-            CmEvent::RouteResolved => id.connect(&ConnParam {
-                private_data: self.hello,
-                responder_resources: 1,
-                initiator_depth: 1,
-                retry_count: 7,
-                rnr_retry_count: 7,
-                ..Default::default()
-            }),
-            CmEvent::Established { private_data } => {
-                let ok =
-                    *private_data == WELCOME || private_data.get(..WELCOME.len()) == Some(WELCOME);
-                self.state.update(|s| {
-                    s.phase = if ok {
-                        Phase::Established
-                    } else {
-                        Phase::Failed(-71)
-                    }
-                });
-                Ok(())
-            }
-            CmEvent::Rejected { private_data, .. } => {
-                self.state.update(|s| {
-                    s.phase = Phase::Rejected;
-                    if let Some(d) = private_data {
-                        let n = d.len().min(s.reject_data.len());
-                        s.reject_data[..n].copy_from_slice(&d[..n]);
-                        s.reject_len = n;
-                    }
-                });
-                Ok(())
-            }
-            CmEvent::AddrError(e)
-            | CmEvent::RouteError(e)
-            | CmEvent::ConnectError(e)
-            | CmEvent::Unreachable(e) => {
-                self.state.update(|s| s.phase = Phase::Failed(*e));
-                Ok(())
-            }
-            CmEvent::Disconnected | CmEvent::DeviceRemoval | CmEvent::TimewaitExit => {
-                self.state.update(|s| s.phase = Phase::Closed);
-                if let Some(held) = &self.held {
-                    // Drop the held connection here, inside its own handler.
-                    let mine = held.conn.lock().take();
-                    if mine.is_some() {
-                        pr_info!("{}: closed, dropping it\n", self.name);
-                    }
-                    drop(mine);
-                }
-                Ok(())
-            }
-            _ => Ok(()),
-        };
-        if let Err(e) = err {
+        if let Err(e) = active::event(self, id, event) {
             pr_err!("{}: {} handling failed: {:?}\n", self.name, event.name(), e);
-            self.state.update(|s| s.phase = Phase::Failed(e.to_errno()));
+            self.failed(e.to_errno());
         }
     }
 }
@@ -395,9 +383,7 @@ impl Checks {
 }
 
 fn connect(conn: &Arc<CltConn>) -> Result<CmId<CltConn>> {
-    let id = CmId::new(conn.clone())?;
-    id.set_reuseaddr(true)?;
-    id.resolve_addr(None, &SockAddr::ipv4(SERVER, common::PORT), 2000)?;
+    let id = active::connect(conn.clone(), &SockAddr::ipv4(SERVER, common::PORT))?;
     conn.state
         .wait_for(30_000, |s| s.phase != Phase::Connecting);
     Ok(id)
