@@ -42,10 +42,13 @@ mod rb;
 #[allow(dead_code)]
 mod msg;
 
+#[path = "rtrs_test_ctl.rs"]
+mod ctl;
+
 use msg::{Msg, Op};
 use rb::param::{module_param, StringParam, UshortParam};
 use rb::rtrs_user::clt::{Attrs, Clt, Dir, LinkEv, LinkHandler, OpenParams, PathAddr};
-use rb::sysfs::{attributes, Attribute, Attributes, Class, Device, Page, Store};
+use rb::sysfs::{attributes, Attribute, Attributes, Device, Page};
 
 module! {
     type: TestClt,
@@ -213,9 +216,6 @@ impl Attribute for CtlAttrs {
     }
 }
 
-/// `ctl/run`.
-struct CtlRun;
-
 /// Parses `<stream> <rounds>`.
 fn parse_run(input: &[u8]) -> Option<(usize, u32)> {
     let s = core::str::from_utf8(input).ok()?.trim();
@@ -228,13 +228,9 @@ fn parse_run(input: &[u8]) -> Option<(usize, u32)> {
     Some((stream, rounds))
 }
 
-#[vtable]
-impl Attribute for CtlRun {
-    type Data = Ctl;
-    const NAME: &'static CStr = c_str!("run");
-    const MODE: u16 = 0o200;
-
-    fn store(ctl: &Ctl, input: &[u8], _ctx: &mut Store<'_>) -> Result<usize> {
+/// `ctl/run`.
+impl ctl::Run for Ctl {
+    fn run(&self, input: &[u8]) -> Result {
         let (stream, rounds) = parse_run(input).ok_or_else(|| {
             pr_err!(
                 "run: expected '<stream 0..{}> <rounds 1..10000>'\n",
@@ -242,9 +238,10 @@ impl Attribute for CtlRun {
             );
             EINVAL
         })?;
-        let mut buf = KVec::from_elem(0u8, ctl.attrs.max_io_size as usize + PAGE_SIZE, GFP_KERNEL)?;
+        let mut buf =
+            KVec::from_elem(0u8, self.attrs.max_io_size as usize + PAGE_SIZE, GFP_KERNEL)?;
         for round in 0..rounds {
-            ctl.battery(stream, round, &mut buf).inspect_err(|e| {
+            self.battery(stream, round, &mut buf).inspect_err(|e| {
                 pr_err!(
                     "run: stream {} round {} failed: {}\n",
                     stream,
@@ -253,7 +250,7 @@ impl Attribute for CtlRun {
                 )
             })?;
         }
-        Ok(input.len())
+        Ok(())
     }
 }
 
@@ -277,12 +274,11 @@ impl Attribute for CtlStats {
     }
 }
 
-static CTL_ATTRS: Attributes<Ctl> = attributes!(Ctl: CtlAttrs, CtlRun, CtlStats);
+static CTL_ATTRS: Attributes<Ctl> = attributes!(Ctl: CtlAttrs, ctl::CtlRun<Ctl>, CtlStats);
 
 struct TestClt {
-    // Dropped first: no `run` is in progress once it is gone.
+    // Removing it waits for a `run` in progress; the class goes with it.
     _ctl: Device<Ctl>,
-    _class: Arc<Class>,
 }
 
 impl kernel::Module for TestClt {
@@ -320,10 +316,8 @@ impl kernel::Module for TestClt {
             attrs.max_io_size,
             attrs.max_segments
         );
-        let class = Class::new(c_str!("rtrs-test"))?;
-        let ctl = Device::new(
-            &class,
-            format_args!("ctl"),
+        let ctl = ctl::ctl_dir(
+            c_str!("rtrs-test"),
             &CTL_ATTRS,
             Ctl {
                 clt,
@@ -333,9 +327,6 @@ impl kernel::Module for TestClt {
                 mismatches: AtomicU64::new(0),
             },
         )?;
-        Ok(Self {
-            _ctl: ctl,
-            _class: class,
-        })
+        Ok(Self { _ctl: ctl })
     }
 }

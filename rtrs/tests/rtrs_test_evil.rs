@@ -37,6 +37,9 @@ mod msg;
 #[path = "../../rust-bindings/tests/rb_test_rdma_active.rs"]
 mod active;
 
+#[path = "rtrs_test_ctl.rs"]
+mod ctl;
+
 use active::ActiveConn;
 use proto::imm::{ChunkLayout, Imm};
 use proto::msg::{
@@ -50,7 +53,7 @@ use rb::rdma::{
     SendFlags, SendOp, SendWr, Sge, SockAddr, Wc, WcOpcode,
 };
 use rb::sync::{new_spinlock_bh, new_waitable, SpinLockBh, Waitable};
-use rb::sysfs::{attributes, Attribute, Attributes, Class, Device, Page, Store};
+use rb::sysfs::{attributes, Attribute, Attributes, Device, Page};
 
 module! {
     type: Evil,
@@ -863,21 +866,14 @@ struct Ctl {
     busy: Mutex<()>,
 }
 
-struct CtlRun;
-
-#[vtable]
-impl Attribute for CtlRun {
-    type Data = Ctl;
-    const NAME: &'static CStr = c_str!("run");
-    const MODE: u16 = 0o200;
-
-    fn store(ctl: &Ctl, input: &[u8], _ctx: &mut Store<'_>) -> Result<usize> {
+impl ctl::Run for Ctl {
+    fn run(&self, input: &[u8]) -> Result {
         let name = core::str::from_utf8(input).map_err(|_| EINVAL)?.trim();
         if !SCENARIOS.contains(&name) {
             pr_err!("run: unknown scenario\n");
             return Err(EINVAL);
         }
-        let _busy = ctl.busy.lock();
+        let _busy = self.busy.lock();
         let mut out = Outcome {
             text: [0; 128],
             len: 0,
@@ -891,8 +887,8 @@ impl Attribute for CtlRun {
             "{}\n",
             core::str::from_utf8(&out.text[..out.len]).unwrap_or("?")
         );
-        *ctl.result.lock() = out;
-        Ok(input.len())
+        *self.result.lock() = out;
+        Ok(())
     }
 }
 
@@ -914,28 +910,22 @@ impl Attribute for CtlResult {
     }
 }
 
-static CTL_ATTRS: Attributes<Ctl> = attributes!(Ctl: CtlRun, CtlResult);
+static CTL_ATTRS: Attributes<Ctl> = attributes!(Ctl: ctl::CtlRun<Ctl>, CtlResult);
 
 struct Evil {
     _ctl: Device<Ctl>,
-    _class: Arc<Class>,
 }
 
 impl kernel::Module for Evil {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        let class = Class::new(c_str!("rtrs-test-evil"))?;
-        let ctl = Device::new(
-            &class,
-            format_args!("ctl"),
+        let ctl = ctl::ctl_dir(
+            c_str!("rtrs-test-evil"),
             &CTL_ATTRS,
             try_pin_init!(Ctl {
                 result <- new_mutex!(Outcome { text: [0; 128], len: 0 }, "rtrs_evil_result"),
                 busy <- new_mutex!((), "rtrs_evil_busy"),
             }? Error),
         )?;
-        Ok(Self {
-            _ctl: ctl,
-            _class: class,
-        })
+        Ok(Self { _ctl: ctl })
     }
 }
