@@ -139,10 +139,8 @@ struct Bufs {
     data: DmaBuf,
 }
 
-struct RecvSlot {
-    cqe: Cqe<RecvSlot>,
-    idx: usize,
-}
+/// A receive buffer's completion entry.
+type RecvSlot = active::RecvSlot<Conn>;
 impl_has_cqe!(impl HasCqe<0> for RecvSlot { self.cqe });
 
 /// One connection of the evil client.
@@ -163,18 +161,7 @@ impl_has_cqe!(impl HasCqe<1> for Conn { self.send_cqe });
 
 impl Conn {
     fn new(req: [u8; ConnReq::SIZE], io: bool) -> Result<Arc<Self>> {
-        let mut recv = KVec::new();
-        if io {
-            for idx in 0..NRECV {
-                recv.push(
-                    RecvSlot {
-                        cqe: Cqe::new(),
-                        idx,
-                    },
-                    GFP_KERNEL,
-                )?;
-            }
-        }
+        let recv = active::recv_slots(if io { NRECV } else { 0 })?;
         let state = State {
             phase: Phase::Connecting,
             rsp: None,

@@ -9,7 +9,10 @@
 #![allow(dead_code)]
 
 use crate::rb::rdma::cm::QpAttr;
-use crate::rb::rdma::{CmEvent, CmHandler, CmId, CmIdRef, ConnParam, PollContext, SockAddr};
+use crate::rb::rdma::{
+    CmEvent, CmHandler, CmId, CmIdRef, ConnParam, Cqe, CqeHandler, PollContext, SockAddr,
+};
+use core::marker::PhantomData;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
@@ -25,6 +28,33 @@ pub(crate) fn qp_attr(max_recv_wr: usize) -> QpAttr {
         comp_vector: 0,
         poll: PollContext::Softirq,
     }
+}
+
+/// The completion entry of receive buffer `idx` of a connection of type
+/// `C`; `C`'s module implements `HasCqe<0>` and `CqeHandler<0>` for it.
+pub(crate) struct RecvSlot<C> {
+    pub(crate) cqe: Cqe<RecvSlot<C>>,
+    pub(crate) idx: usize,
+    _conn: PhantomData<fn(&C)>,
+}
+
+/// The entries of receive buffers `0..n`.
+pub(crate) fn recv_slots<C>(n: usize) -> Result<KVec<RecvSlot<C>>>
+where
+    RecvSlot<C>: CqeHandler,
+{
+    let mut recv = KVec::with_capacity(n, GFP_KERNEL)?;
+    for idx in 0..n {
+        recv.push(
+            RecvSlot {
+                cqe: Cqe::new(),
+                idx,
+                _conn: PhantomData,
+            },
+            GFP_KERNEL,
+        )?;
+    }
+    Ok(recv)
 }
 
 /// A connection that [`connect`] and [`event`] set up: what it does at

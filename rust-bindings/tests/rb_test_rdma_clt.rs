@@ -86,10 +86,8 @@ struct Bufs {
     data: DmaBuf,
 }
 
-struct RecvSlot {
-    cqe: Cqe<RecvSlot>,
-    idx: usize,
-}
+/// A receive buffer's completion entry.
+type RecvSlot = active::RecvSlot<CltConn>;
 impl_has_cqe!(impl HasCqe<0> for RecvSlot { self.cqe });
 
 #[pin_data(PinnedDrop)]
@@ -118,16 +116,7 @@ impl PinnedDrop for CltConn {
 
 impl CltConn {
     fn new(name: &'static str, hello: &'static [u8], held: Option<Arc<Held>>) -> Result<Arc<Self>> {
-        let mut recv = KVec::with_capacity(NRECV, GFP_KERNEL)?;
-        for idx in 0..NRECV {
-            recv.push(
-                RecvSlot {
-                    cqe: Cqe::new(),
-                    idx,
-                },
-                GFP_KERNEL,
-            )?;
-        }
+        let recv = active::recv_slots(NRECV)?;
         let state = State {
             phase: Phase::Connecting,
             reject_data: [0; 32],
