@@ -38,6 +38,10 @@ use kernel::time::Ktime;
 use kernel::workqueue::{impl_has_work, Work, WorkItem};
 use kernel::{new_mutex, new_work};
 
+/// How long a closing path waits for the server's answer to its disconnect
+/// before it fails its IO over (`stop_and_destroy_conns`).
+const FAILOVER_WAIT_MS: u32 = 2000;
+
 /// An IO to send: what the user asked for, moved between paths on
 /// failover. `conf` and `sg` are taken by the path that sends it.
 pub(crate) struct Submit {
@@ -653,6 +657,19 @@ impl Path {
             let _ = id.disconnect();
             id.drain();
         }
+        // The server's chunks are shared by the session's paths, and a
+        // request failed over goes to the same chunk on another path. A
+        // write of this path still on its way (sent, not acknowledged:
+        // flushed here) may land in the server's memory after the failed-
+        // over one and overwrite it, READ descriptors and all, so the server
+        // would answer with this path's rkey on the other path (a remote
+        // access error there, seen in soak/rnbd_path_flap.sh). The server
+        // answers the disconnect only after its QP is in the error state,
+        // which takes no more writes: wait for that, a short while at most
+        // if it does not answer (C fails over at once).
+        self.wait(FAILOVER_WAIT_MS, |p| {
+            p.connected_cnt.load(Ordering::Acquire) <= 0
+        });
         let rs = self.reqset.lock().take();
         if let Some(rs) = rs {
             let mut usr = KVec::new();
