@@ -101,6 +101,9 @@ link_diag() {
 	diag "neigh: $(ip neigh show dev "eth$1" | xargs)"
 	diag "cm_ids: $(rdma resource show cm_id 2>&1 | grep -c .) ($(rdma resource show cm_id 2>&1 | grep -o 'state [A-Z_]*' | sort | uniq -c | xargs))"
 	diag "server cm_ids: $(on_server "rdma resource show cm_id | grep -o 'state [A-Z_]*' | sort | uniq -c | xargs")"
+	# The port's GSI QP carries the CM's messages.
+	diag "GSI QP: $(rdma resource show qp link "rxe$1/1" lqpn 1 2>&1 | xargs); server: $(on_server "rdma resource show qp link rxe$1/1 lqpn 1 2>&1 | xargs")"
+	diag "rxe$1 send errors: $(rdma statistic show link "rxe$1/1" 2>&1 | grep -o 'send_err [0-9]*'); server: $(on_server "rdma statistic show link rxe$1/1 | grep -o 'send_err [0-9]*'")"
 }
 
 t_flaps=$SECONDS
