@@ -690,9 +690,10 @@ impl Path {
         for id in ids.iter() {
             id.handler().destroyed.store(true, Ordering::Release);
         }
-        // The path's PD reference goes before the ids: each QP holds one
-        // too, and the last goes with the last QP, before its id, so that a
-        // device being removed sees nothing left when its last id goes.
+        // The path's PD reference goes before the ids, and each QP's with
+        // its QP, before its id: a device being removed goes once its last
+        // id does. (The request slots' MRs and PD reference still go with
+        // the connections' handlers, just after their ids: reliability.md.)
         // Outside the spinlock: freeing the PD may sleep.
         let dev = self.dev.lock().take();
         drop(dev);
