@@ -35,10 +35,13 @@ impl_has_cqe!(impl HasCqe<0> for RspIu { self.cqe });
 pub(crate) struct RspRing {
     ius: KVec<RspIu>,
     buf: DmaBuf,
+    /// The local DMA key of the connection's PD, for reposting without
+    /// looking the PD up (a lock and a reference count) on every receive.
+    lkey: u32,
 }
 
 impl RspRing {
-    fn new(dev: &crate::rb::rdma::Device, n: u32) -> Result<Self> {
+    fn new(dev: &crate::rb::rdma::Device, n: u32, lkey: u32) -> Result<Self> {
         let buf = DmaBuf::new(dev, n as usize * RkeyRsp::SIZE, DmaDirection::FromDevice)?;
         let mut ius = KVec::with_capacity(n as usize, GFP_KERNEL)?;
         for idx in 0..n {
@@ -50,7 +53,7 @@ impl RspRing {
                 GFP_KERNEL,
             )?;
         }
-        Ok(Self { ius, buf })
+        Ok(Self { ius, buf, lkey })
     }
 }
 
@@ -143,10 +146,10 @@ impl Con {
             (wr_limit.min(qd * 4 + 1), wr_limit.min(qd * 3 + 1), 2)
         };
         let cq_num = max_send_wr + max_recv_wr;
-        if path.new_rkey() || h.cid == 0 {
-            let _ = h.rsp.set(RspRing::new(dev, cq_num)?);
-        }
         let pd = path.pd().ok_or(ENODEV)?;
+        if path.new_rkey() || h.cid == 0 {
+            let _ = h.rsp.set(RspRing::new(dev, cq_num, pd.local_dma_lkey())?);
+        }
         let attr = crate::rb::rdma::cm::QpAttr {
             max_send_wr,
             max_recv_wr,
@@ -250,11 +253,10 @@ impl Con {
         let h = id.handler();
         let ring = h.rsp.get().ok_or(EINVAL)?;
         let off = i as usize * RkeyRsp::SIZE;
-        let lkey = h.path.pd().ok_or(ENODEV)?.local_dma_lkey();
         let sge = [Sge::new(
             ring.buf.dma_addr(off)?,
             RkeyRsp::SIZE as u32,
-            lkey,
+            ring.lkey,
         )];
         id.post_recv(|h: &Self| {
             let ring = h.rsp.get().ok_or(EINVAL)?;
@@ -320,7 +322,10 @@ impl Con {
     }
 
     /// `rtrs_clt_rdma_done()`: a completion on `io_cqe`, or on RKEY_RSP
-    /// buffer `iu` (then it is posted again).
+    /// buffer `iu` (then it is posted again). Receives come in RKEY_RSP
+    /// buffers exactly when the server sends new rkeys (`post_recv_io`), so
+    /// `iu.is_some()` is C's `flags & RTRS_MSG_NEW_RKEY_F` here, without
+    /// reading the path's server parameters (a lock) per completion.
     pub(crate) fn rdma_done(&self, id: &CmIdRef<Self>, wc: &Wc<'_>, iu: Option<u32>) {
         let path = &self.path;
         if !wc.is_ok() {
@@ -354,37 +359,41 @@ impl Con {
                     }
                     Imm::HbMsg => {
                         path.send_hb(id, Imm::HbAck);
-                        if path.new_rkey() {
+                        if iu.is_some() {
                             return repost(id);
                         }
                     }
                     Imm::HbAck => {
                         path.hb_acked();
-                        if path.new_rkey() {
+                        if iu.is_some() {
                             return repost(id);
                         }
                     }
                     other => pr_warn!("{}: Unknown IMM {:?}\n", path.name(), other),
                 }
                 // One receive for this immediate, and one for the
-                // SEND_WITH_INV that came before it.
-                let n = if w_inval { 2 } else { 1 };
-                for _ in 0..n {
-                    if let Err(e) = id.post_recv(|h: &Self| Ok([RecvWr::new(&h.io_cqe, &[])])) {
-                        pr_err!(
-                            "{}: rtrs_post_recv_empty(): {}\n",
-                            path.name(),
-                            e.to_errno()
-                        );
-                        path.error_recovery();
-                        break;
-                    }
+                // SEND_WITH_INV that came before it: one post, as C's
+                // `rtrs_post_recv_empty_x2()`.
+                let posted = if w_inval {
+                    id.post_recv(|h: &Self| {
+                        Ok([RecvWr::new(&h.io_cqe, &[]), RecvWr::new(&h.io_cqe, &[])])
+                    })
+                } else {
+                    id.post_recv(|h: &Self| Ok([RecvWr::new(&h.io_cqe, &[])]))
+                };
+                if let Err(e) = posted {
+                    pr_err!(
+                        "{}: rtrs_post_recv_empty(): {}\n",
+                        path.name(),
+                        e.to_errno()
+                    );
+                    path.error_recovery();
                 }
             }
             WcOpcode::Recv => {
                 // Key invalidations from the server, and new rkeys.
                 path.hb_received();
-                if path.new_rkey() {
+                if iu.is_some() {
                     if wc.invalidated_rkey().is_some() {
                         return repost(id);
                     }
@@ -435,13 +444,17 @@ impl Con {
                 );
                 return Err(EINVAL);
             }
-            path.set_rkey(msg_id, msg.rkey).inspect_err(|_| {
+            // The connection's request set is the path's (`init_conns`):
+            // no need for the path's lock and a reference.
+            let slot = self.reqs()?.rbufs.get(msg_id as usize).ok_or_else(|| {
                 pr_err!(
                     "{}: rkey response for unknown chunk {}\n",
                     path.name(),
                     msg_id
-                )
+                );
+                EINVAL
             })?;
+            slot.rkey.store(msg.rkey, Ordering::Release);
             path.io_rsp(id, msg_id, errno, w_inval);
         }
         Ok(())

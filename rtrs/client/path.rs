@@ -806,14 +806,6 @@ impl Path {
         req.complete(conn, errno, true);
     }
 
-    /// A new rkey for chunk `id` (RKEY_RSP).
-    pub(crate) fn set_rkey(&self, id: u32, rkey: u32) -> Result {
-        let rs = self.reqset.lock().clone().ok_or(EINVAL)?;
-        let slot = rs.rbufs.get(id as usize).ok_or(EINVAL)?;
-        slot.rkey.store(rkey, Ordering::Release);
-        Ok(())
-    }
-
     pub(crate) fn hb_received(&self) {
         self.hb.lock().received();
     }
