@@ -690,11 +690,10 @@ impl Path {
         for id in ids.iter() {
             id.handler().destroyed.store(true, Ordering::Release);
         }
-        // The path's PD reference goes before the ids, and each QP's with
-        // its QP, before its id: a device being removed goes once its last
-        // id does. (The request slots' MRs and PD reference still go with
-        // the connections' handlers, just after their ids: reliability.md.)
-        // Outside the spinlock: freeing the PD may sleep.
+        // Each QP and CQ go before their id (`CmId`). The PD, the request
+        // slots' MRs and buffers may go after the ids: they hold the device
+        // registered (`DeviceRef`), so a device being removed waits for
+        // them. Outside the spinlock: freeing the PD may sleep.
         let dev = self.dev.lock().take();
         drop(dev);
         drop(ids);

@@ -830,10 +830,12 @@ impl<H: CmHandler> Drop for CmId<H> {
         let inner = unsafe { &*inner_ptr };
         let frame = inner.state.own_frame().map(core::ptr::from_ref);
         *inner.id_alive.lock() = false;
-        // The QP, its CQ and the PD go before the id: rdma_cm lets a device
-        // that is being removed go once its last id is destroyed, and
-        // everything else on it must be gone by then (as C's ULPs do:
-        // `rdma_destroy_qp`, `ib_cq_pool_put`, then `rdma_destroy_id`).
+        // The QP and its CQ go before the id (as C's ULPs do:
+        // `rdma_destroy_qp`, `ib_cq_pool_put`, then `rdma_destroy_id`): a
+        // device being removed waits for its ids, then frees its pooled CQs
+        // (warning about those still in use) and only then waits for the
+        // registration references (`DeviceRef`: PDs, and so MRs, and DMA
+        // buffers), so only the CQ, and the QP on it, must be gone first.
         Self::destroy_res(inner, true);
         if frame.is_none() {
             // Stop the events (waits for a handler running on another thread).
