@@ -18,7 +18,7 @@
 #   - once it is closed, rmmod rnbd_client unmaps the device (the C module
 #     does the same: a mapped device does not pin the module), and the
 #     server's rnbd_server and rtrs_server unload with no session left.
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib.sh"
 
 ccls=/sys/class/rtrs-client
 stacks=(rnbd c)
