@@ -340,6 +340,12 @@ impl Path {
         self.connected_cnt.fetch_sub(1, Ordering::AcqRel);
     }
 
+    /// No connection of the path is established (each has had its
+    /// disconnect, error or the peer's answer).
+    fn all_disconnected(&self) -> bool {
+        self.connected_cnt.load(Ordering::Acquire) <= 0
+    }
+
     fn srv(&self) -> SrvParams {
         *self.srv.lock()
     }
@@ -667,9 +673,7 @@ impl Path {
         // answers the disconnect only after its QP is in the error state,
         // which takes no more writes: wait for that, a short while at most
         // if it does not answer (C fails over at once).
-        self.wait(FAILOVER_WAIT_MS, |p| {
-            p.connected_cnt.load(Ordering::Acquire) <= 0
-        });
+        self.wait(FAILOVER_WAIT_MS, Self::all_disconnected);
         let rs = self.reqset.lock().take();
         if let Some(rs) = rs {
             let mut usr = KVec::new();
@@ -684,9 +688,7 @@ impl Path {
         }
         // Graceful shutdown: the peer's disconnect events. If the peer is
         // gone, this waits the whole timeout, as in C.
-        self.wait(CONNECT_TIMEOUT_MS, |p| {
-            p.connected_cnt.load(Ordering::Acquire) <= 0
-        });
+        self.wait(CONNECT_TIMEOUT_MS, Self::all_disconnected);
         for id in ids.iter() {
             id.handler().destroyed.store(true, Ordering::Release);
         }
