@@ -16,7 +16,7 @@ use crate::rb::rdma::{
     Sge, Wc, WcOpcode,
 };
 use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
-use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU8, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
@@ -77,6 +77,9 @@ pub(crate) struct Con {
     rsp: SetOnce<RspRing>,
     reqs: SetOnce<Arc<ReqSet>>,
     pub(crate) wr_cnt: AtomicU32,
+    /// 0 until established, 1 while the server has not confirmed its close
+    /// (its DREQ, or its DREP to ours: `CmEvent::Disconnected(0)`), 2 after.
+    close_state: AtomicU8,
     /// Set before the connection is torn down: no new QP from a late
     /// ADDR_RESOLVED.
     pub(crate) destroyed: AtomicBool,
@@ -105,6 +108,7 @@ impl Con {
                 rsp: SetOnce::new(),
                 reqs: SetOnce::new(),
                 wr_cnt: AtomicU32::new(1),
+                close_state: AtomicU8::new(0),
                 destroyed: AtomicBool::new(false),
             }),
             GFP_KERNEL,
@@ -564,6 +568,7 @@ impl CmHandler for Con {
             CmEvent::Established { private_data } => match Self::established(id, private_data) {
                 Ok(()) => {
                     self.cm_err.store(1, Ordering::Release);
+                    self.close_state.store(1, Ordering::Release);
                     self.path.con_up();
                     None
                 }
@@ -573,9 +578,24 @@ impl CmHandler for Con {
                 reason,
                 private_data,
             } => Some(self.rejected(*private_data, *reason)),
+            CmEvent::Disconnected(status) => {
+                if *status == 0
+                    && self
+                        .close_state
+                        .compare_exchange(1, 2, Ordering::AcqRel, Ordering::Acquire)
+                        .is_ok()
+                {
+                    self.path.con_close_confirmed();
+                }
+                pr_warn!(
+                    "{}: CM error (CM event: {})\n",
+                    self.path.name(),
+                    event.name()
+                );
+                Some(crate::rb::errno::ECONNRESET().to_errno())
+            }
             CmEvent::ConnectError(_)
             | CmEvent::Unreachable(_)
-            | CmEvent::Disconnected
             | CmEvent::AddrChange
             | CmEvent::TimewaitExit => {
                 pr_warn!(

@@ -11,7 +11,7 @@ use super::sess::{failover, Core, MAX_SEGMENTS};
 use super::sysfs::PathFiles;
 use crate::common::name::NameBuf;
 use crate::common::{kerr, rem};
-use crate::proto::hb::{HbAction, Heartbeat};
+use crate::proto::hb::{HbAction, Heartbeat, HB_INTERVAL_MS, HB_MISSED_MAX};
 use crate::proto::imm::Imm;
 use crate::proto::msg::{
     ConnRsp, InfoRsp, Rbuf, RdmaRead, RdmaWrite, SgDesc, SgList, Uuid, MSG_NEED_INVAL_F,
@@ -38,9 +38,14 @@ use kernel::time::Ktime;
 use kernel::workqueue::{impl_has_work, Work, WorkItem};
 use kernel::{new_mutex, new_work};
 
-/// How long a closing path waits for the server's answer to its disconnect
-/// before it fails its IO over (`stop_and_destroy_conns`).
-const FAILOVER_WAIT_MS: u32 = 2000;
+/// How long a closing path waits for the server to confirm that its side of
+/// each connection is closed before it fails its IO over anyway
+/// (`stop_and_destroy_conns`): by then the server has closed the path on
+/// its own, after `HB_MISSED_MAX` heartbeats of `HB_INTERVAL_MS` with
+/// nothing from us (it checks every interval), with an interval to spare.
+const FAILOVER_WAIT_MS: u32 = HB_INTERVAL_MS * (HB_MISSED_MAX + 2);
+/// How often that wait looks.
+const FAILOVER_POLL_MS: u32 = 20;
 
 /// An IO to send: what the user asked for, moved between paths on
 /// failover. `conf` and `sg` are taken by the path that sends it.
@@ -181,6 +186,9 @@ pub(crate) struct Path {
     state_fast: AtomicU8,
     /// Established connections.
     connected_cnt: AtomicI32,
+    /// Connections established whose close the server has not confirmed
+    /// (`Con::close_state`): their QPs on the server may still take writes.
+    unconfirmed: AtomicI32,
     #[pin]
     init_lock: Mutex<()>,
     recon: AtomicU16,
@@ -252,6 +260,7 @@ impl Path {
                 state <- new_waitable!(CltState::Connecting, "rtrs_clt_path_state"),
                 state_fast: AtomicU8::new(CltState::Connecting.as_u8()),
                 connected_cnt: AtomicI32::new(0),
+                unconfirmed: AtomicI32::new(0),
                 init_lock <- new_mutex!((), "rtrs_clt_init"),
                 recon: AtomicU16::new(0),
                 for_new: AtomicBool::new(for_new),
@@ -332,7 +341,15 @@ impl Path {
     }
 
     pub(crate) fn con_up(&self) {
+        self.unconfirmed.fetch_add(1, Ordering::AcqRel);
         self.connected_cnt.fetch_add(1, Ordering::AcqRel);
+        self.notify();
+    }
+
+    /// The server confirmed that its side of an established connection is
+    /// closed (`Con::close_state`).
+    pub(crate) fn con_close_confirmed(&self) {
+        self.unconfirmed.fetch_sub(1, Ordering::AcqRel);
         self.notify();
     }
 
@@ -490,6 +507,8 @@ impl Path {
         // server tells it from a previous one it has not closed yet.
         self.recon.fetch_add(1, Ordering::Relaxed);
         self.info.store(0, Ordering::Release);
+        // The previous connections are destroyed: no event of theirs comes.
+        self.unconfirmed.store(0, Ordering::Release);
         let ret = (|| {
             for cid in 0..self.con_num {
                 self.create_cm(cid as u16)?;
@@ -649,6 +668,25 @@ impl Path {
         drop(dev);
     }
 
+    /// Waits until the server has confirmed the close of every connection
+    /// established, or must have closed them by itself (`FAILOVER_WAIT_MS`).
+    /// Not interruptible: the sysfs writer that closes a path waits too.
+    fn wait_close_confirmed(&self) {
+        let mut waited = 0;
+        while self.unconfirmed.load(Ordering::Acquire) > 0 {
+            if waited >= FAILOVER_WAIT_MS {
+                pr_warn!(
+                    "{}: the server did not confirm the close; failing the IO over after {} ms\n",
+                    self.name(),
+                    waited
+                );
+                return;
+            }
+            crate::rb::random::msleep(FAILOVER_POLL_MS);
+            waited += FAILOVER_POLL_MS;
+        }
+    }
+
     /// `rtrs_clt_stop_and_destroy_conns()`: disconnect, fail the IO over,
     /// tell the session, destroy.
     fn stop_and_destroy_conns(self: &Arc<Self>) {
@@ -667,13 +705,16 @@ impl Path {
         // request failed over goes to the same chunk on another path. A
         // write of this path still on its way (sent, not acknowledged:
         // flushed here) may land in the server's memory after the failed-
-        // over one and overwrite it, READ descriptors and all, so the server
-        // would answer with this path's rkey on the other path (a remote
-        // access error there, seen in soak/rnbd_path_flap.sh). The server
-        // answers the disconnect only after its QP is in the error state,
-        // which takes no more writes: wait for that, a short while at most
-        // if it does not answer (C fails over at once).
-        self.wait(FAILOVER_WAIT_MS, Self::all_disconnected);
+        // over request, or a later one, used the chunk, and overwrite it:
+        // READ descriptors with this path's rkey (a remote access error on
+        // the other path), or another write's data (found by
+        // soak/rnbd_path_flap.sh: a NIC whose cable was pulled sent what it
+        // held when the cable came back). The server confirms the close
+        // only once its QP is in the error state, which takes no more
+        // writes; without that, it closes the path by itself once our
+        // heartbeats stop. Wait for the one or the other (C fails over at
+        // once).
+        self.wait_close_confirmed();
         let rs = self.reqset.lock().take();
         if let Some(rs) = rs {
             let mut usr = KVec::new();

@@ -336,7 +336,7 @@ impl CmHandler for Con {
                 );
                 self.path.close();
             }
-            CmEvent::Disconnected
+            CmEvent::Disconnected(_)
             | CmEvent::AddrChange
             | CmEvent::TimewaitExit
             | CmEvent::DeviceRemoval => {

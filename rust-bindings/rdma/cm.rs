@@ -137,8 +137,10 @@ pub enum CmEvent<'a> {
     ConnectError(i32),
     /// The peer is unreachable (status).
     Unreachable(i32),
-    /// The peer disconnected, or a local `disconnect`.
-    Disconnected,
+    /// The connection is closed: 0 if the peer says so (its DREQ, or its
+    /// DREP to ours: its QP is in the error state by then), `-ETIMEDOUT` if
+    /// our DREQ got no answer (or could not be sent).
+    Disconnected(i32),
     /// The RDMA device is going away; the id must be destroyed soon.
     DeviceRemoval,
     /// The address of a bound id changed.
@@ -161,7 +163,7 @@ impl CmEvent<'_> {
             Self::Rejected { .. } => ffi::rdma_cm_event_type_RDMA_CM_EVENT_REJECTED,
             Self::ConnectError(_) => ffi::rdma_cm_event_type_RDMA_CM_EVENT_CONNECT_ERROR,
             Self::Unreachable(_) => ffi::rdma_cm_event_type_RDMA_CM_EVENT_UNREACHABLE,
-            Self::Disconnected => ffi::rdma_cm_event_type_RDMA_CM_EVENT_DISCONNECTED,
+            Self::Disconnected(_) => ffi::rdma_cm_event_type_RDMA_CM_EVENT_DISCONNECTED,
             Self::DeviceRemoval => ffi::rdma_cm_event_type_RDMA_CM_EVENT_DEVICE_REMOVAL,
             Self::AddrChange => ffi::rdma_cm_event_type_RDMA_CM_EVENT_ADDR_CHANGE,
             Self::TimewaitExit => ffi::rdma_cm_event_type_RDMA_CM_EVENT_TIMEWAIT_EXIT,
@@ -215,7 +217,7 @@ impl CmEvent<'_> {
             }
             ffi::rdma_cm_event_type_RDMA_CM_EVENT_CONNECT_ERROR => CmEvent::ConnectError(e.status),
             ffi::rdma_cm_event_type_RDMA_CM_EVENT_UNREACHABLE => CmEvent::Unreachable(e.status),
-            ffi::rdma_cm_event_type_RDMA_CM_EVENT_DISCONNECTED => CmEvent::Disconnected,
+            ffi::rdma_cm_event_type_RDMA_CM_EVENT_DISCONNECTED => CmEvent::Disconnected(e.status),
             ffi::rdma_cm_event_type_RDMA_CM_EVENT_DEVICE_REMOVAL => CmEvent::DeviceRemoval,
             ffi::rdma_cm_event_type_RDMA_CM_EVENT_ADDR_CHANGE => CmEvent::AddrChange,
             ffi::rdma_cm_event_type_RDMA_CM_EVENT_TIMEWAIT_EXIT => CmEvent::TimewaitExit,

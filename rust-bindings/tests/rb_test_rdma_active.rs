@@ -129,7 +129,7 @@ pub(crate) fn event<C: ActiveConn>(conn: &C, id: &CmIdRef<C>, event: &CmEvent<'_
             conn.failed(*e);
             Ok(())
         }
-        CmEvent::Disconnected | CmEvent::DeviceRemoval | CmEvent::TimewaitExit => {
+        CmEvent::Disconnected(_) | CmEvent::DeviceRemoval | CmEvent::TimewaitExit => {
             conn.closed();
             Ok(())
         }

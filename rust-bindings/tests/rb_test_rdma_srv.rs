@@ -312,7 +312,7 @@ impl CmHandler for SrvConn {
                     pr_err!("registration failed: {:?}\n", e);
                 }
             }
-            CmEvent::Disconnected | CmEvent::DeviceRemoval | CmEvent::TimewaitExit => {
+            CmEvent::Disconnected(_) | CmEvent::DeviceRemoval | CmEvent::TimewaitExit => {
                 // Drop our `CmId` here, inside its own handler.
                 let mine = {
                     let mut conns = self.ctx.conns.lock();
