@@ -185,6 +185,44 @@ unload_rnbd_rtrs() {
 # The path of the C module <name> of the running kernel.
 c_module() { modinfo -n "$1"; }
 
+# NVMe-oF over RDMA, the kernel's, for comparisons (scripts/bench,
+# scripts/io-count). Server: nvmet_export <address> exports /dev/nullb0
+# (which must exist) as subsystem rtrs-bench on <address>:4420;
+# nvmet_unexport undoes it. Client: nvme_rdma_connect <address> connects
+# and waits for /dev/nvme0n1; nvme_rdma_disconnect undoes it.
+NVMET=/sys/kernel/config/nvmet
+NVME_NQN=rtrs-bench
+nvmet_export() {
+	local s=$NVMET/subsystems/$NVME_NQN
+	modprobe nvmet-rdma && mkdir "$s" && echo 1 >"$s/attr_allow_any_host" &&
+		mkdir "$s/namespaces/1" && echo -n /dev/nullb0 >"$s/namespaces/1/device_path" &&
+		echo 1 >"$s/namespaces/1/enable" && mkdir "$NVMET/ports/1" &&
+		echo rdma >"$NVMET/ports/1/addr_trtype" && echo ipv4 >"$NVMET/ports/1/addr_adrfam" &&
+		echo "$1" >"$NVMET/ports/1/addr_traddr" && echo 4420 >"$NVMET/ports/1/addr_trsvcid" &&
+		ln -s "$s" "$NVMET/ports/1/subsystems/$NVME_NQN"
+}
+nvmet_unexport() {
+	local s=$NVMET/subsystems/$NVME_NQN
+	rm -f "$NVMET/ports/1/subsystems/$NVME_NQN"
+	rmdir "$NVMET/ports/1" 2>/dev/null
+	echo 0 >"$s/namespaces/1/enable" 2>/dev/null
+	rmdir "$s/namespaces/1" "$s" 2>/dev/null
+	rmmod nvmet_rdma nvmet 2>/dev/null
+	return 0
+}
+nvme_rdma_connect() {
+	modprobe nvme-rdma &&
+		echo "transport=rdma,traddr=$1,trsvcid=4420,nqn=$NVME_NQN" >/dev/nvme-fabrics &&
+		wait_for 60 test -b /dev/nvme0n1
+}
+nvme_rdma_disconnect() {
+	local c
+	for c in /sys/class/nvme/nvme*; do [ -e "$c/delete_controller" ] && echo 1 >"$c/delete_controller"; done
+	wait_for 30 eval '! test -e /dev/nvme0n1'
+	rmmod nvme_rdma nvme_fabrics 2>/dev/null
+	return 0
+}
+
 # Messages that mean the kernel is unhappy, since the runner's marker of
 # the running test (what earlier tests left in the log, such as the
 # runner's own deliberate warning, is theirs); the runner also scans the
