@@ -588,9 +588,10 @@ impl CmHandler for Con {
                     self.path.con_close_confirmed();
                 }
                 pr_warn!(
-                    "{}: CM error (CM event: {})\n",
+                    "{}: CM error (CM event: {}, err: {})\n",
                     self.path.name(),
-                    event.name()
+                    event.name(),
+                    event.status()
                 );
                 Some(crate::rb::errno::ECONNRESET().to_errno())
             }
@@ -599,17 +600,19 @@ impl CmHandler for Con {
             | CmEvent::AddrChange
             | CmEvent::TimewaitExit => {
                 pr_warn!(
-                    "{}: CM error (CM event: {})\n",
+                    "{}: CM error (CM event: {}, err: {})\n",
                     self.path.name(),
-                    event.name()
+                    event.name(),
+                    event.status()
                 );
                 Some(crate::rb::errno::ECONNRESET().to_errno())
             }
             CmEvent::AddrError(_) | CmEvent::RouteError(_) => {
                 pr_warn!(
-                    "{}: CM error (CM event: {})\n",
+                    "{}: CM error (CM event: {}, err: {})\n",
                     self.path.name(),
-                    event.name()
+                    event.name(),
+                    event.status()
                 );
                 Some(crate::rb::errno::EHOSTUNREACH().to_errno())
             }
@@ -620,9 +623,10 @@ impl CmHandler for Con {
             }
             _ => {
                 pr_err!(
-                    "{}: Unexpected RDMA CM error (CM event: {})\n",
+                    "{}: Unexpected RDMA CM error (CM event: {}, err: {})\n",
                     self.path.name(),
-                    event.name()
+                    event.name(),
+                    event.status()
                 );
                 Some(crate::rb::errno::ECONNRESET().to_errno())
             }

@@ -173,6 +173,20 @@ impl CmEvent<'_> {
         unsafe { CStr::from_char_ptr(ffi::rdma_event_msg(ev)) }
     }
 
+    /// The event's status (`ev->status`): an errno, a reject reason, or 0.
+    pub fn status(&self) -> i32 {
+        match self {
+            Self::AddrError(s)
+            | Self::RouteError(s)
+            | Self::ConnectError(s)
+            | Self::Unreachable(s)
+            | Self::Disconnected(s)
+            | Self::Other(_, s) => *s,
+            Self::Rejected { reason, .. } => *reason,
+            _ => 0,
+        }
+    }
+
     /// # Safety
     ///
     /// `id` and `ev` are the arguments of an rdma_cm event callback, valid
