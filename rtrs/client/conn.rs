@@ -215,6 +215,31 @@ impl Con {
         Ok(())
     }
 
+    /// The server confirmed the close: its DREQ, or its DREP to ours
+    /// (`CmEvent::Disconnected(0)`). Counted once, for an established
+    /// connection.
+    fn close_confirmed(&self) {
+        if self
+            .close_state
+            .compare_exchange(1, 2, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            self.path.con_close_confirmed();
+        }
+    }
+
+    /// A CM event that ends the connection: logged as C does, `err` for
+    /// the path.
+    fn cm_error(&self, event: &CmEvent<'_>, err: Error) -> Option<i32> {
+        pr_warn!(
+            "{}: CM error (CM event: {}, err: {})\n",
+            self.path.name(),
+            event.name(),
+            event.status()
+        );
+        Some(err.to_errno())
+    }
+
     /// `rtrs_rdma_conn_rejected()`: the server's errno, if it sent one.
     fn rejected(&self, private_data: Option<&[u8]>, reason: i32) -> i32 {
         let errno = private_data.map_or(0, ConnRsp::reject_errno);
@@ -552,6 +577,9 @@ impl CmHandler for Con {
 
     /// `rtrs_clt_rdma_cm_handler()`.
     fn event(&self, id: &CmIdRef<Self>, event: &CmEvent<'_>) {
+        if let CmEvent::Disconnected(0) = event {
+            self.close_confirmed();
+        }
         let err = match event {
             CmEvent::AddrResolved => Self::create_qp(id)
                 .inspect_err(|e| {
@@ -578,43 +606,13 @@ impl CmHandler for Con {
                 reason,
                 private_data,
             } => Some(self.rejected(*private_data, *reason)),
-            CmEvent::Disconnected(status) => {
-                if *status == 0
-                    && self
-                        .close_state
-                        .compare_exchange(1, 2, Ordering::AcqRel, Ordering::Acquire)
-                        .is_ok()
-                {
-                    self.path.con_close_confirmed();
-                }
-                pr_warn!(
-                    "{}: CM error (CM event: {}, err: {})\n",
-                    self.path.name(),
-                    event.name(),
-                    event.status()
-                );
-                Some(crate::rb::errno::ECONNRESET().to_errno())
-            }
             CmEvent::ConnectError(_)
             | CmEvent::Unreachable(_)
+            | CmEvent::Disconnected(_)
             | CmEvent::AddrChange
-            | CmEvent::TimewaitExit => {
-                pr_warn!(
-                    "{}: CM error (CM event: {}, err: {})\n",
-                    self.path.name(),
-                    event.name(),
-                    event.status()
-                );
-                Some(crate::rb::errno::ECONNRESET().to_errno())
-            }
+            | CmEvent::TimewaitExit => self.cm_error(event, crate::rb::errno::ECONNRESET()),
             CmEvent::AddrError(_) | CmEvent::RouteError(_) => {
-                pr_warn!(
-                    "{}: CM error (CM event: {}, err: {})\n",
-                    self.path.name(),
-                    event.name(),
-                    event.status()
-                );
-                Some(crate::rb::errno::EHOSTUNREACH().to_errno())
+                self.cm_error(event, crate::rb::errno::EHOSTUNREACH())
             }
             CmEvent::DeviceRemoval => {
                 pr_warn!("{}: CM event: {}\n", self.path.name(), event.name());

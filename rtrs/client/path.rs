@@ -350,7 +350,6 @@ impl Path {
     /// closed (`Con::close_state`).
     pub(crate) fn con_close_confirmed(&self) {
         self.unconfirmed.fetch_sub(1, Ordering::AcqRel);
-        self.notify();
     }
 
     pub(crate) fn con_down(&self) {
