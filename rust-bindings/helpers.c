@@ -209,6 +209,9 @@ int rb_helper_blk_rq_map_sg(struct request_queue *q, struct request *rq, struct 
 
 void rb_helper_sg_mark_end(struct scatterlist *sg) { sg_mark_end(sg); }
 
+unsigned short rb_helper_blk_rq_nr_phys_segments(struct request *rq)
+{ return blk_rq_nr_phys_segments(rq); }
+
 struct gendisk *rb_helper_blk_mq_alloc_disk(struct blk_mq_tag_set *set, struct queue_limits *lim,
 					    void *queuedata)
 { return blk_mq_alloc_disk(set, lim, queuedata); }

@@ -8,6 +8,7 @@ use crate::proto::msg::{BlkOpf, Io, ReqOp as ProtoOp, Rw};
 use crate::proto::sysfs::DevState;
 use crate::rb::block::mq::{Busy, HwCtx, Operations, Status};
 use crate::rb::block::request::{ReqOp, Request};
+use crate::rb::ratelimit::pr_err_ratelimited;
 use crate::rb::rtrs_user::clt::{ConType, IoConfirm, IoPdu, Permit};
 use kernel::prelude::*;
 
@@ -87,10 +88,27 @@ impl Operations for RnbdMq {
                 status: Status::RESOURCE,
             });
         };
+        // The PDU holds two entries; a request with more segments chains
+        // pooled ones, which may run out for a moment (atomic).
+        let (sg_cnt, len) = match rq.map_sg() {
+            Ok(m) => m,
+            Err(e) => {
+                pr_err_ratelimited!(
+                    "rnbd_queue_rq",
+                    "{}: sg_alloc_table_chained ret={}\n",
+                    dev.name(),
+                    e.to_errno()
+                );
+                hctx.delay_run(RETRY_MS);
+                return Err(Busy {
+                    rq,
+                    status: Status::RESOURCE,
+                });
+            }
+        };
         rq.pdu_mut().permit = Some(permit);
         rq.pdu_mut().errno = 0;
         rq.start();
-        let (sg_cnt, len) = rq.map_sg();
         let msg = Io {
             device_id: dev.device_id(),
             sector: rq.sector(),

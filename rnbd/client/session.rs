@@ -246,7 +246,6 @@ impl Session {
             TagSet::new(TagSetParams {
                 queue_depth: attrs.queue_depth,
                 nr_poll_queues,
-                max_segments: attrs.max_segments,
             })
             .map_err(close)?,
             GFP_KERNEL,

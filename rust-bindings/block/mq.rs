@@ -3,8 +3,10 @@
 //! blk-mq for a driver like rnbd-clt: a tag set shared by the disks of one
 //! session, with `nr_hw_queues` hardware queues mapped as DEFAULT/READ (one
 //! per online CPU) and POLL (`nr_poll_queues`), a typed per-request PDU
-//! followed by a scatterlist of `max_segments` entries, and the blk-mq
-//! callbacks forwarded to an [`Operations`] implementation.
+//! followed by an [`SgArea`] (a `struct sg_table` with [`INLINE_SG`]
+//! entries in the PDU, chained to pooled ones for larger requests, as
+//! rnbd-clt's `first_sgl`), and the blk-mq callbacks forwarded to an
+//! [`Operations`] implementation.
 
 use crate::rb::block::gendisk::DiskCtx;
 use crate::rb::block::request::Request;
@@ -140,13 +142,26 @@ pub(crate) struct TagSetInner {
     pub(crate) set: ffi::blk_mq_tag_set,
     pub(crate) ops: ffi::blk_mq_ops,
     pub(crate) fops: ffi::block_device_operations,
-    pub(crate) max_segments: u32,
     nr_poll_queues: u32,
 }
 
-/// Where the scatterlist starts in the request PDU of `T`.
+/// Scatterlist entries kept in each request's PDU (`RNBD_INLINE_SG_CNT`):
+/// a request with more segments chains entries from the kernel's SG pool
+/// for as long as it is mapped (`sg_alloc_table_chained()`), so the tag
+/// set does not hold `max_segments` entries for each of its tags.
+pub const INLINE_SG: u32 = 2;
+
+/// The scatterlist part of a request's PDU: the table, and its first
+/// entries.
+#[repr(C)]
+pub(crate) struct SgArea {
+    pub(crate) sgt: ffi::sg_table,
+    pub(crate) first: [ffi::scatterlist; INLINE_SG as usize],
+}
+
+/// Where the [`SgArea`] starts in the request PDU of `T`.
 pub(crate) const fn sg_offset<T: Operations>() -> usize {
-    let a = core::mem::align_of::<ffi::scatterlist>();
+    let a = core::mem::align_of::<SgArea>();
     core::mem::size_of::<T::Pdu>().div_ceil(a) * a
 }
 
@@ -157,8 +172,6 @@ pub struct TagSetParams {
     pub queue_depth: u32,
     /// Poll queues besides the DEFAULT/READ ones.
     pub nr_poll_queues: u32,
-    /// Scatterlist entries per request (the RTRS max segments).
-    pub max_segments: u32,
 }
 
 /// A blk-mq tag set (`blk_mq_alloc_tag_set`), freed in `Drop`.
@@ -189,14 +202,13 @@ impl<T: Operations> TagSet<T> {
     /// `nr_poll_queues` POLL queues, shared tags (`BLK_MQ_F_TAG_QUEUE_SHARED`)
     /// and merging, as rnbd-clt's.
     pub fn new(p: TagSetParams) -> Result<Self> {
-        if p.queue_depth == 0 || p.max_segments == 0 {
+        if p.queue_depth == 0 {
             return Err(EINVAL);
         }
         // SAFETY: all-zero is a valid value of these C structs (no
         // references; NULL function pointers are "absent").
         let zeroed: TagSetInner = unsafe { core::mem::zeroed() };
         let mut b = KBox::new(zeroed, GFP_KERNEL)?;
-        b.max_segments = p.max_segments;
         b.nr_poll_queues = p.nr_poll_queues;
         b.ops.queue_rq = Some(queue_rq::<T>);
         b.ops.complete = Some(complete::<T>);
@@ -214,10 +226,7 @@ impl<T: Operations> TagSet<T> {
         b.fops.release = Some(release::<T>);
         b.fops.getgeo = Some(getgeo);
         b.fops.free_disk = Some(free_disk::<T>);
-        let sg_bytes = core::mem::size_of::<ffi::scatterlist>()
-            .checked_mul(p.max_segments as usize)
-            .ok_or(EINVAL)?;
-        let cmd_size = sg_offset::<T>().checked_add(sg_bytes).ok_or(EINVAL)?;
+        let cmd_size = sg_offset::<T>() + core::mem::size_of::<SgArea>();
         b.set.queue_depth = p.queue_depth;
         b.set.numa_node = -1;
         b.set.flags = ffi::BLK_MQ_F_SHOULD_MERGE | ffi::BLK_MQ_F_TAG_QUEUE_SHARED;
@@ -290,7 +299,10 @@ unsafe extern "C" fn queue_rq<T: Operations>(
         let q = rq_queuedata::<T>(rq);
         match T::queue_rq(q, HwCtx::from_raw(hctx), Request::from_raw(rq), (*bd).last) {
             Ok(()) => Status::OK.raw(),
-            Err(b) => {
+            Err(mut b) => {
+                // blk-mq queues the request again (or ends it): a pooled
+                // scatterlist goes back now, `map_sg` takes one again.
+                b.rq.unmap_sg();
                 let _ = b.rq.into_raw();
                 b.status.raw()
             }
@@ -347,19 +359,20 @@ unsafe extern "C" fn map_queues(set: *mut ffi::blk_mq_tag_set) {
 }
 
 unsafe extern "C" fn init_request<T: Operations>(
-    set: *mut ffi::blk_mq_tag_set,
+    _set: *mut ffi::blk_mq_tag_set,
     rq: *mut ffi::request,
     _hctx_idx: kernel::ffi::c_uint,
     _numa: kernel::ffi::c_uint,
 ) -> kernel::ffi::c_int {
-    // SAFETY: `set` is the first field of our `TagSetInner`; the PDU of
-    // `rq` is `cmd_size` bytes, room for the `T::Pdu` and `max_segments`
-    // scatterlist entries (see `TagSet::new`), aligned for both.
+    // SAFETY: the PDU of `rq` is `cmd_size` bytes, room for the `T::Pdu`
+    // and an `SgArea` (see `TagSet::new`), aligned for both. All-zero is a
+    // valid `SgArea`: an empty table (`orig_nents` 0, nothing to free).
     unsafe {
-        let max = (*set.cast::<TagSetInner>()).max_segments;
         let pdu = rq.add(1).cast::<u8>();
         pdu.cast::<T::Pdu>().write(T::new_pdu());
-        ffi::sg_init_table(pdu.add(sg_offset::<T>()).cast(), max);
+        pdu.add(sg_offset::<T>())
+            .cast::<SgArea>()
+            .write(core::mem::zeroed());
     }
     0
 }

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 
 //! A blk-mq request owned by the driver between `queue_rq` and its end: op,
-//! flags, position and length, the typed PDU, the scatterlist in the PDU,
-//! completion from any context.
+//! flags, position and length, the typed PDU, the scatterlist (in the PDU,
+//! chained to pooled entries while mapped), completion from any context.
 
-use crate::rb::block::mq::{sg_offset, Operations, Status};
+use crate::rb::block::mq::{sg_offset, Operations, SgArea, Status, INLINE_SG};
 use crate::rb::ffi;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
@@ -164,10 +164,17 @@ impl<T: Operations> Request<T> {
         unsafe { &mut *self.pdu_ptr().cast::<T::Pdu>() }
     }
 
-    /// The first scatterlist entry in the PDU.
-    pub(crate) fn sgl(&self) -> *mut ffi::scatterlist {
-        // SAFETY: `TagSet::new` sized the PDU for it.
+    /// The request's scatterlist table, in the PDU.
+    fn sg_area(&self) -> *mut SgArea {
+        // SAFETY: `TagSet::new` sized the PDU for it, `init_request`
+        // initialised it.
         unsafe { self.pdu_ptr().add(sg_offset::<T>()).cast() }
+    }
+
+    /// The first entry of the scatterlist that [`Self::map_sg`] filled.
+    pub(crate) fn sgl(&self) -> *mut ffi::scatterlist {
+        // SAFETY: the area is the request's; a plain read of a pointer.
+        unsafe { (*self.sg_area()).sgt.sgl }
     }
 
     /// Marks the request started (`blk_mq_start_request`).
@@ -176,15 +183,41 @@ impl<T: Operations> Request<T> {
         unsafe { ffi::blk_mq_start_request(self.raw()) };
     }
 
-    /// Maps the data into the PDU's scatterlist (`blk_rq_map_sg`); returns
-    /// the entries used and their total length. An op without data (or
-    /// discard, write zeroes) maps none.
-    pub fn map_sg(&mut self) -> (u32, usize) {
+    /// Maps the data into the request's scatterlist (`blk_rq_map_sg`), as
+    /// rnbd-clt does: the PDU's [`INLINE_SG`] entries, chained to entries
+    /// from the kernel's SG pool for a request with more segments
+    /// (`sg_alloc_table_chained()`, atomic). Returns the entries used and
+    /// their total length; an op without data (or discard, write zeroes)
+    /// maps none. `ENOMEM` if the pool has no entries now: the caller
+    /// returns the request busy and runs the queue later. The entries stay
+    /// until the request ends or is returned busy.
+    pub fn map_sg(&mut self) -> Result<(u32, usize), kernel::error::Error> {
+        self.unmap_sg();
+        let area = self.sg_area();
+        // SAFETY: a live request.
+        let segs = unsafe { ffi::blk_rq_nr_phys_segments(self.raw()) }.max(1);
+        // SAFETY: the area is the request's and holds no pooled entries
+        // (unmapped above); the table starts at the inline entries, whose
+        // count is passed, as `sg_alloc_table_chained()` expects.
+        let ret = unsafe {
+            (*area).sgt.sgl = (&raw mut (*area).first).cast();
+            ffi::sg_alloc_table_chained(
+                &raw mut (*area).sgt,
+                i32::from(segs),
+                (*area).sgt.sgl,
+                INLINE_SG,
+            )
+        };
+        if ret != 0 {
+            // SAFETY: on failure the table freed what it had chained.
+            unsafe { (*area).sgt = core::mem::zeroed() };
+            return Err(kernel::error::Error::from_errno(ret));
+        }
         let sgl = self.sgl();
         let n = match self.op() {
             ReqOp::Read | ReqOp::Write => {
-                // SAFETY: the table has `max_segments` entries, the queue's
-                // limit on the request's segments.
+                // SAFETY: the table has `nr_phys_segments` entries, as many
+                // as the request's segments.
                 let n = unsafe { ffi::blk_rq_map_sg((*self.raw()).q, self.raw(), sgl) };
                 u32::try_from(n).unwrap_or(0)
             }
@@ -193,7 +226,7 @@ impl<T: Operations> Request<T> {
         if n == 0 {
             // SAFETY: the table has at least one entry.
             unsafe { ffi::sg_mark_end(sgl) };
-            return (0, 0);
+            return Ok((0, 0));
         }
         let mut len = 0usize;
         let mut sg = sgl;
@@ -204,7 +237,23 @@ impl<T: Operations> Request<T> {
                 sg = ffi::sg_next(sg);
             }
         }
-        (n, len)
+        Ok((n, len))
+    }
+
+    /// Gives back the pooled entries [`Self::map_sg`] chained, if any
+    /// (`sg_free_table_chained()`); nothing if unmapped. Any context.
+    pub(crate) fn unmap_sg(&mut self) {
+        let area = self.sg_area();
+        // SAFETY: the table is the request's and nothing uses its entries
+        // any more (RTRS has confirmed the IO, or never got it); freeing
+        // with the same inline count as the allocation; zeroed after, so a
+        // second call frees nothing.
+        unsafe {
+            if (*area).sgt.orig_nents != 0 {
+                ffi::sg_free_table_chained(&raw mut (*area).sgt, INLINE_SG);
+                (*area).sgt = core::mem::zeroed();
+            }
+        }
     }
 
     /// Completes the request from any context (`blk_mq_complete_request`):
@@ -217,7 +266,8 @@ impl<T: Operations> Request<T> {
     }
 
     /// Ends the request with `status` (`blk_mq_end_request`).
-    pub fn end(self, status: Status) {
+    pub fn end(mut self, status: Status) {
+        self.unmap_sg();
         let rq = self.into_raw();
         // SAFETY: owned and not ended.
         unsafe { ffi::blk_mq_end_request(rq, status.raw()) };
@@ -227,6 +277,7 @@ impl<T: Operations> Request<T> {
 impl<T: Operations> Drop for Request<T> {
     fn drop(&mut self) {
         // A request may not be lost: end it with an error.
+        self.unmap_sg();
         // SAFETY: owned and not ended (consuming methods forget `self`).
         unsafe { ffi::blk_mq_end_request(self.raw(), Status::IOERR.raw()) };
     }
