@@ -244,10 +244,10 @@ impl<T: Operations> Request<T> {
     /// (`sg_free_table_chained()`); nothing if unmapped. Any context.
     pub(crate) fn unmap_sg(&mut self) {
         let area = self.sg_area();
-        // SAFETY: the table is the request's and nothing uses its entries
-        // any more (RTRS has confirmed the IO, or never got it); freeing
-        // with the same inline count as the allocation; zeroed after, so a
-        // second call frees nothing.
+        // Nothing uses the entries any more: RTRS has confirmed the IO, or
+        // never got it. Zeroed after, so a second call frees nothing.
+        // SAFETY: the request's table, freed with the inline count it was
+        // allocated with.
         unsafe {
             if (*area).sgt.orig_nents != 0 {
                 ffi::sg_free_table_chained(&raw mut (*area).sgt, INLINE_SG);
