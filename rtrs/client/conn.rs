@@ -8,6 +8,7 @@ use super::path::Path;
 use super::req::ReqSet;
 use crate::proto::imm::Imm;
 use crate::proto::msg::{ConnReq, ConnRsp, InfoRsp, RkeyRsp, PROTO_VER};
+use crate::proto::state::CltState;
 use crate::rb::once::SetOnce;
 use crate::rb::ratelimit::pr_err_ratelimited;
 use crate::rb::rdma::cq::impl_has_cqe;
@@ -606,9 +607,20 @@ impl CmHandler for Con {
                 reason,
                 private_data,
             } => Some(self.rejected(*private_data, *reason)),
+            // As C: no message for disconnecting.
+            CmEvent::Disconnected(_) => Some(crate::rb::errno::ECONNRESET().to_errno()),
+            // C has destroyed the CM IDs of a path it closed before their
+            // TIMEWAIT_EXIT comes; ours may outlive it, silently then.
+            CmEvent::TimewaitExit
+                if !matches!(
+                    self.path.state(),
+                    CltState::Connected | CltState::Connecting
+                ) =>
+            {
+                Some(crate::rb::errno::ECONNRESET().to_errno())
+            }
             CmEvent::ConnectError(_)
             | CmEvent::Unreachable(_)
-            | CmEvent::Disconnected(_)
             | CmEvent::AddrChange
             | CmEvent::TimewaitExit => self.cm_error(event, crate::rb::errno::ECONNRESET()),
             CmEvent::AddrError(_) | CmEvent::RouteError(_) => {
