@@ -149,6 +149,20 @@ rxe_up_local() {
 	done
 }
 
+# rxe_counters: the non-zero counters of both guests' rxe ports
+# (retransmits, timeouts, sequence errors), as diagnostic lines.
+rxe_counters_local() {
+	local i
+	for i in 0 1; do
+		echo "rxe$i: $(rdma statistic show link "rxe$i/1" 2>&1 | tr ' ' '\n' |
+			paste - - | awk '$2 ~ /^[0-9]+$/ && $2 != 0 { printf "%s=%s ", $1, $2 }')"
+	done
+}
+rxe_counters() {
+	rxe_counters_local | sed 's/^/# client /'
+	on_server rxe_counters_local | sed 's/^/# server /'
+}
+
 # rxe_up: both guests, and both of the server's addresses answer: a first
 # connection right after boot otherwise may time out (the C client's too).
 rxe_up() {
