@@ -135,7 +135,7 @@ link_diag() {
 	diag "server cm_ids: $(on_server "rdma resource show cm_id | grep -o 'state [A-Z_]*' | sort | uniq -c | xargs")"
 	# The port's GSI QP carries the CM's messages.
 	diag "GSI QP: $(rdma resource show qp link "rxe$1/1" lqpn 1 2>&1 | xargs); server: $(on_server "rdma resource show qp link rxe$1/1 lqpn 1 2>&1 | xargs")"
-	diag "rxe$1 send errors: $(rdma statistic show link "rxe$1/1" 2>&1 | grep -o 'send_err [0-9]*'); server: $(on_server "rdma statistic show link rxe$1/1 | grep -o 'send_err [0-9]*'")"
+	rxe_counters
 }
 
 t_flaps=$SECONDS
