@@ -17,7 +17,8 @@
 # Knobs, from the environment (scripts/run-tests --env): FLAPS, LINK_FLAPS,
 # and LINK_PATHS, the paths whose cable is pulled ("0 1"; the others skip
 # that case). A line per pull gives its phases: the seconds until the path
-# left connected, and from the plug-in until it was connected again.
+# left connected, from the plug-in until it was connected again, and the
+# client's CM IDs toward the path's server in between.
 . "$(dirname "$0")/../lib.sh"
 
 FLAPS=${FLAPS:-100}
@@ -99,13 +100,34 @@ flap_link() {
 		host_request link "$i" up
 		wait_for 30 carrier_is "eth$i" 1 || { diag "round $k: no carrier"; return 1; }
 		t_up=$SECONDS
+		phases=
 		for ((try = 0; try < 3; try++)); do
-			wait_for 150 state_is "$i" connected && break
+			wait_connected_phases "$i" 150 && break
 			link_diag "$i"
 			rxe_heal "$i" || { diag "round $k: not connected"; return 1; }
 		done
 		state_is "$i" connected || { diag "round $k: not connected after healing rxe"; return 1; }
-		diag "path $i pull $k: left connected after ${t_down} s, connected $((SECONDS - t_up)) s after the plug-in; stats/reconnects $(cat "$(pdir "$i")/stats/reconnects" | xargs), fio runs $(cat /tmp/flap-runs 2>/dev/null)"
+		diag "path $i pull $k: left connected after ${t_down} s, connected $((SECONDS - t_up)) s after the plug-in; stats/reconnects $(cat "$(pdir "$i")/stats/reconnects" | xargs), fio runs $(cat /tmp/flap-runs 2>/dev/null); CM IDs since the plug-in:$phases"
+	done
+}
+# wait_connected_phases <path index> <seconds>: waits until the path is
+# connected, and appends to $phases each change of the client's CM IDs
+# toward the path's server address, as " +<s>s <count> <state>...": the
+# IDs of the old connections wait for the server's answer to their close
+# (DISCONNECT), none are there during the reconnect delay, then the new
+# ones resolve and connect. Fails after <seconds>.
+wait_connected_phases() {
+	local i=$1 limit=$2 start=$SECONDS ip last=x now
+	ip=$([ "$i" = 0 ] && echo "$SERVER_IP0" || echo "$SERVER_IP1")
+	while ! state_is "$i" connected; do
+		((SECONDS - start < limit)) || return 1
+		now=$(rdma resource show cm_id 2>/dev/null | grep -F "dst-addr $ip:" |
+			grep -o 'state [A-Z_]*' | sort | uniq -c | awk '{s = s (NR > 1 ? "," : "") $1 " " $3} END {print s}')
+		if [ "$now" != "$last" ]; then
+			phases="$phases +$((SECONDS - t_up))s ${now:-none}"
+			last=$now
+		fi
+		sleep 0.5
 	done
 }
 gsi_qp_err() { rdma resource show qp link "rxe$1/1" lqpn 1 2>/dev/null | grep -q "state ERR"; }
