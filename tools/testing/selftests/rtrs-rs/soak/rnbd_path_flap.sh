@@ -112,10 +112,12 @@ flap_link() {
 }
 # wait_connected_phases <path index> <seconds>: waits until the path is
 # connected, and appends to $phases each change of the client's CM IDs
-# toward the path's server address, as " +<s>s <count> <state>...": the
-# IDs of the old connections wait for the server's answer to their close
-# (DISCONNECT), none are there during the reconnect delay, then the new
-# ones resolve and connect. Fails after <seconds>.
+# toward the path's server address, as " +<s>s <count> <state>...", the
+# seconds counted from flap_link's plug-in ($t_up): the IDs of the old
+# connections stay (CONNECT, then DISCONNECT once the server answered
+# their close) until the client has failed their IO over, none are there
+# during the reconnect delay, then the new ones resolve and connect.
+# Fails after <seconds>.
 wait_connected_phases() {
 	local i=$1 limit=$2 start=$SECONDS ip last=x now
 	ip=$([ "$i" = 0 ] && echo "$SERVER_IP0" || echo "$SERVER_IP1")
