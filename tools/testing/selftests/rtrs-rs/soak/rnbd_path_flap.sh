@@ -40,6 +40,8 @@ cleanup() {
 trap cleanup EXIT
 
 pdir() { echo "$ccls/$sess/paths/${paths[$1]}"; }
+# srv_ip <path index>: the server's address on that path's link.
+srv_ip() { [ "$1" = 0 ] && echo "$SERVER_IP0" || echo "$SERVER_IP1"; }
 state_is() { [ "$(cat "$(pdir "$1")/state" 2>/dev/null)" = "$2" ]; }
 both_connected() { state_is 0 connected && state_is 1 connected; }
 reconnects() { set -- $(cat "$(pdir "$1")/stats/reconnects"); echo "$1"; }
@@ -100,9 +102,9 @@ flap_link() {
 		host_request link "$i" up
 		wait_for 30 carrier_is "eth$i" 1 || { diag "round $k: no carrier"; return 1; }
 		t_up=$SECONDS
-		phases=
+		phases= phases_last=x
 		for ((try = 0; try < 3; try++)); do
-			wait_connected_phases "$i" 150 && break
+			wait_for 150 connected_sampling "$i" "$t_up" && break
 			link_diag "$i"
 			rxe_heal "$i" || { diag "round $k: not connected"; return 1; }
 		done
@@ -110,27 +112,23 @@ flap_link() {
 		diag "path $i pull $k: left connected after ${t_down} s, connected $((SECONDS - t_up)) s after the plug-in; stats/reconnects $(cat "$(pdir "$i")/stats/reconnects" | xargs), fio runs $(cat /tmp/flap-runs 2>/dev/null); CM IDs since the plug-in:$phases"
 	done
 }
-# wait_connected_phases <path index> <seconds>: waits until the path is
-# connected, and appends to $phases each change of the client's CM IDs
-# toward the path's server address, as " +<s>s <count> <state>...", the
-# seconds counted from flap_link's plug-in ($t_up): the IDs of the old
-# connections stay (CONNECT, then DISCONNECT once the server answered
-# their close) until the client has failed their IO over, none are there
-# during the reconnect delay, then the new ones resolve and connect.
-# Fails after <seconds>.
-wait_connected_phases() {
-	local i=$1 limit=$2 start=$SECONDS ip last=x now
-	ip=$([ "$i" = 0 ] && echo "$SERVER_IP0" || echo "$SERVER_IP1")
-	while ! state_is "$i" connected; do
-		((SECONDS - start < limit)) || return 1
-		now=$(rdma resource show cm_id 2>/dev/null | grep -F "dst-addr $ip:" |
-			grep -o 'state [A-Z_]*' | sort | uniq -c | awk '{s = s (NR > 1 ? "," : "") $1 " " $3} END {print s}')
-		if [ "$now" != "$last" ]; then
-			phases="$phases +$((SECONDS - t_up))s ${now:-none}"
-			last=$now
-		fi
-		sleep 0.5
-	done
+# connected_sampling <path index> <since>: whether the path is connected,
+# a wait_for predicate that also appends to $phases each change of the
+# client's CM IDs toward the path's server, as " +<s>s <count> <state>...",
+# the seconds counted from <since>: the IDs of the old connections stay
+# (CONNECT, then DISCONNECT once the server answered their close) until
+# the client has failed their IO over, none are there during the reconnect
+# delay, then the new ones resolve and connect. Start with phases= and
+# phases_last=x.
+connected_sampling() {
+	local now
+	now=$(rdma resource show cm_id 2>/dev/null | grep -F "dst-addr $(srv_ip "$1"):" |
+		grep -o 'state [A-Z_]*' | sort | uniq -c | awk '{s = s (NR > 1 ? "," : "") $1 " " $3} END {print s}')
+	if [ "$now" != "$phases_last" ]; then
+		phases="$phases +$((SECONDS - $2))s ${now:-none}"
+		phases_last=$now
+	fi
+	state_is "$1" connected
 }
 gsi_qp_err() { rdma resource show qp link "rxe$1/1" lqpn 1 2>/dev/null | grep -q "state ERR"; }
 # rxe_heal <path index>: rxe's bug (reliability.md, "Path flaps", bug 3): a
@@ -162,7 +160,7 @@ rxe_heal() {
 # come back.
 link_diag() {
 	local ip
-	ip=$([ "$1" = 0 ] && echo "$SERVER_IP0" || echo "$SERVER_IP1")
+	ip=$(srv_ip "$1")
 	diag "ping $ip: $(ping -c 2 -W 1 "$ip" >/dev/null 2>&1 && echo answers || echo silent)"
 	diag "neigh: $(ip neigh show dev "eth$1" | xargs)"
 	diag "cm_ids: $(rdma resource show cm_id 2>&1 | grep -c .) ($(rdma resource show cm_id 2>&1 | grep -o 'state [A-Z_]*' | sort | uniq -c | xargs))"
