@@ -278,6 +278,18 @@ impl Con {
         self.path.notify();
     }
 
+    /// Before the CM ID is destroyed: no new QP from a late ADDR_RESOLVED,
+    /// and a connection still counted as established (its end never
+    /// reported: the server did not answer the disconnect) is counted no
+    /// longer. No event of it comes after the destruction, and a count left
+    /// behind would make every later close of the path wait the whole
+    /// `CONNECT_TIMEOUT_MS` for it (C's `connected_cnt` is left so: after
+    /// one unanswered disconnect, each close of the path takes 30 s more).
+    pub(crate) fn retire(&self) {
+        self.destroyed.store(true, Ordering::Release);
+        self.flag_error(crate::rb::errno::ECONNABORTED().to_errno());
+    }
+
     /// Posts receive `i` of the RKEY_RSP ring.
     pub(crate) fn post_rsp_iu(id: &CmIdRef<Self>, i: u32) -> Result {
         let h = id.handler();

@@ -654,7 +654,7 @@ impl Path {
     fn destroy_conns(&self) {
         let ids = self.take_conns();
         for id in ids.iter() {
-            id.handler().destroyed.store(true, Ordering::Release);
+            id.handler().retire();
             let _ = id.disconnect();
             id.drain();
         }
@@ -728,9 +728,16 @@ impl Path {
         }
         // Graceful shutdown: the peer's disconnect events. If the peer is
         // gone, this waits the whole timeout, as in C.
-        self.wait(CONNECT_TIMEOUT_MS, Self::all_disconnected);
+        if !self.wait(CONNECT_TIMEOUT_MS, Self::all_disconnected) {
+            pr_warn!(
+                "{}: {} connections not disconnected after {} ms; destroying them\n",
+                self.name(),
+                self.connected_cnt.load(Ordering::Acquire),
+                CONNECT_TIMEOUT_MS
+            );
+        }
         for id in ids.iter() {
-            id.handler().destroyed.store(true, Ordering::Release);
+            id.handler().retire();
         }
         // Each QP and CQ go before their id (`CmId`). The PD, the request
         // slots' MRs and buffers may go after the ids: they hold the device
