@@ -6,7 +6,8 @@
 # sides), then the C stack as the control, with two paths and verified IO
 # running:
 #   - the client's rxe1 is deleted: path 1 goes down, the IO fails over to
-#     path 0 and verifies; the path is closed, as C closes a path whose
+#     path 0 and verifies (for C, a mismatch from its failover race is
+#     shown and tolerated, an IO error is not); the path is closed, as C closes a path whose
 #     device goes away, and reconnects through sysfs once rxe1 is back;
 #   - the server's rxe1 is deleted: the same, but path 1 reconnects by
 #     itself once the server's rxe1 is back;
@@ -84,8 +85,23 @@ for stack in "${stacks[@]}"; do
 		fi
 		check "$stack: path 1 goes down, path 0 stays" \
 			eval 'wait_for 120 eval "! state_is 1 connected" && state_is 0 connected'
-		check "$stack: the IO fails over and verifies" wait $fio_pid
+		# C fails the IO over at once, while the server may still take the
+		# old path's requests into chunks the failed-over ones reuse, and a
+		# verify mismatch (fio's EILSEQ, err=84) can follow (rtrs.md,
+		# "Failover and the shared chunks"): shown, not held against the
+		# control. An IO error or a hang still fails it.
+		fio_rc=0
+		wait $fio_pid || fio_rc=$?
 		sed 's/^/# /' /tmp/fio-rxe
+		if [ "$stack" = c ]; then
+			if [ $fio_rc != 0 ] && grep -q 'err=84' /tmp/fio-rxe; then
+				diag "c: verify mismatch after the failover: C's failover race"
+				fio_rc=0
+			fi
+			check "c: the IO fails over with no IO error (verified, or C's failover race)" test $fio_rc = 0
+		else
+			check "$stack: the IO fails over and verifies" test $fio_rc = 0
+		fi
 		# A path whose device went away is closed (C's DEVICE_REMOVAL case
 		# of rtrs_clt_rdma_cm_handler()): the user reconnects it. A path
 		# that lost the server's device reconnects by itself.
