@@ -171,6 +171,13 @@ rxe_up() {
 		wait_for 30 ping -c 1 -W 1 "$SERVER_IP1" >/dev/null
 }
 
+# cm_id_states <ip>: the states of this guest's RDMA CM IDs whose
+# destination is <ip>, one per line; nothing if there are none.
+cm_id_states() {
+	rdma resource show cm_id 2>/dev/null | grep -F "dst-addr $1:" |
+		grep -o 'state [A-Z_]*' | cut -d' ' -f2
+}
+
 # link_silence <netdev> on|off: this guest drops every packet it would send
 # on <netdev> (netem loss 100%), or stops doing so. Run it in both guests
 # for a link that is silent both ways, without any port or link event.

@@ -122,8 +122,8 @@ flap_link() {
 # phases_last=x.
 connected_sampling() {
 	local now
-	now=$(rdma resource show cm_id 2>/dev/null | grep -F "dst-addr $(srv_ip "$1"):" |
-		grep -o 'state [A-Z_]*' | sort | uniq -c | awk '{s = s (NR > 1 ? "," : "") $1 " " $3} END {print s}')
+	now=$(cm_id_states "$(srv_ip "$1")" | sort | uniq -c |
+		awk '{s = s (NR > 1 ? "," : "") $1 " " $2} END {print s}')
 	if [ "$now" != "$phases_last" ]; then
 		phases="$phases +$((SECONDS - $2))s ${now:-none}"
 		phases_last=$now
