@@ -7,8 +7,9 @@
 # running:
 #   - the client's rxe1 is deleted: path 1 goes down, the IO fails over to
 #     path 0 and verifies (for C, a mismatch from its failover race is
-#     shown and tolerated, an IO error is not); the path is closed, as C closes a path whose
-#     device goes away, and reconnects through sysfs once rxe1 is back;
+#     shown and tolerated, an IO error is not); the path is closed, as C
+#     closes a path whose device goes away, and reconnects through sysfs
+#     once rxe1 is back;
 #   - the server's rxe1 is deleted: the same, but path 1 reconnects by
 #     itself once the server's rxe1 is back;
 #   - ours only: the server's device is away when the session comes back,
