@@ -49,18 +49,27 @@ pub struct PathAddr {
 
 impl PathAddr {
     /// Parses `[src@|src,]dst` with destination port `port`.
+    ///
+    /// C's `rtrs_addr_to_sockaddr` looks for the separator with `strchr`,
+    /// past `len` up to a NUL, so it gets a NUL-terminated copy (C's
+    /// rnbd-client hands it one from `match_strdup`): `addr` itself is
+    /// usually part of a larger buffer, such as a `map_device` line.
     #[inline]
     pub fn parse(addr: &[u8], port: u16) -> Result<Self> {
+        let mut s = KVec::with_capacity(addr.len() + 1, GFP_KERNEL)?;
+        s.extend_from_slice(addr, GFP_KERNEL)?;
+        s.push(0, GFP_KERNEL)?;
         // SAFETY: all-zero is a valid (empty) storage.
         let mut p: Self = unsafe { core::mem::zeroed() };
         let mut a = ffi::rtrs_addr {
             src: &mut p.src,
             dst: &mut p.dst,
         };
-        // SAFETY: `addr` is `len` readable bytes; `a` points to two
-        // writable storages.
+        // SAFETY: `s` holds `addr.len()` readable bytes and then a NUL, so
+        // neither `len` nor a search for a separator reads past it; `a`
+        // points to two writable storages, which the callee does not keep.
         let ret =
-            unsafe { ffi::rtrs_addr_to_sockaddr(addr.as_ptr().cast(), addr.len(), port, &mut a) };
+            unsafe { ffi::rtrs_addr_to_sockaddr(s.as_ptr().cast(), addr.len(), port, &mut a) };
         kernel::error::to_result(ret)?;
         p.has_src = !a.src.is_null();
         Ok(p)
