@@ -65,11 +65,10 @@ impl PathAddr {
             src: &mut p.src,
             dst: &mut p.dst,
         };
-        // SAFETY: `s` holds `addr.len()` readable bytes and then a NUL, so
-        // neither `len` nor a search for a separator reads past it; `a`
+        let (ptr, len) = (s.as_ptr().cast(), addr.len());
+        // SAFETY: `len` readable bytes at `ptr`, then a NUL (`s`); `a`
         // points to two writable storages, which the callee does not keep.
-        let ret =
-            unsafe { ffi::rtrs_addr_to_sockaddr(s.as_ptr().cast(), addr.len(), port, &mut a) };
+        let ret = unsafe { ffi::rtrs_addr_to_sockaddr(ptr, len, port, &mut a) };
         kernel::error::to_result(ret)?;
         p.has_src = !a.src.is_null();
         Ok(p)
