@@ -5,13 +5,13 @@
 
 use super::pd::Pd;
 use crate::rb::ffi;
+use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::alloc::flags::GFP_KERNEL;
 use kernel::error::from_err_ptr;
-use kernel::new_spinlock;
 use kernel::prelude::*;
-use kernel::sync::{Arc, SpinLock};
+use kernel::sync::Arc;
 
 /// A scatterlist mapped for DMA on some device.
 ///
@@ -36,7 +36,10 @@ pub unsafe trait DmaMappedSg {
 pub struct Mr {
     mr: NonNull<ffi::ib_mr>,
     rkey: AtomicU32,
-    lock: Pin<KBox<SpinLock<()>>>,
+    /// Taken with interrupts off: a server re-keys an MR as it answers an
+    /// IO, from the block driver's completion (softirq, or hard IRQ), and
+    /// also from process context (at connect).
+    lock: Pin<KBox<SpinLockIrq<()>>>,
     _pd: Arc<Pd>,
 }
 
@@ -56,10 +59,11 @@ impl Mr {
         let mr = NonNull::new(mr).ok_or(ENOMEM)?;
         // SAFETY: `mr` is live.
         let rkey = unsafe { (*mr.as_ptr()).rkey };
-        let lock = KBox::pin_init(new_spinlock!((), "rb_mr"), GFP_KERNEL).inspect_err(|_| {
-            // SAFETY: `mr` is ours and unused.
-            unsafe { ffi::ib_dereg_mr(mr.as_ptr()) };
-        })?;
+        let lock =
+            KBox::pin_init(new_spinlock_irq!((), "rb_mr"), GFP_KERNEL).inspect_err(|_| {
+                // SAFETY: `mr` is ours and unused.
+                unsafe { ffi::ib_dereg_mr(mr.as_ptr()) };
+            })?;
         // INVARIANT: a fresh MR on `pd`, whose key we mirror.
         Ok(Self {
             mr,
