@@ -670,19 +670,21 @@ impl Path {
     /// Waits until the server has confirmed the close of every connection
     /// established, or must have closed them by itself (`FAILOVER_WAIT_MS`).
     /// Not interruptible: the sysfs writer that closes a path waits too.
+    /// The bound is on the clock, not on the count of sleeps: a sleep of
+    /// `FAILOVER_POLL_MS` may last much longer on a loaded or slow machine.
     fn wait_close_confirmed(&self) {
-        let mut waited = 0;
+        let start = now_ns();
         while self.unconfirmed.load(Ordering::Acquire) > 0 {
-            if waited >= FAILOVER_WAIT_MS {
+            let waited_ms = (now_ns() - start) / 1_000_000;
+            if waited_ms >= i64::from(FAILOVER_WAIT_MS) {
                 pr_warn!(
                     "{}: the server did not confirm the close; failing the IO over after {} ms\n",
                     self.name(),
-                    waited
+                    waited_ms
                 );
                 return;
             }
             crate::rb::random::msleep(FAILOVER_POLL_MS);
-            waited += FAILOVER_POLL_MS;
         }
     }
 
