@@ -28,6 +28,8 @@ io_log=/tmp/rtrs-evil-io
 # message of 0 bytes ("a message of 0 bytes that is not ours") or refuses
 # the read ("Processing read request failed, invalid message").
 # The rows where ours and C differ are in Documentation/reliability.md.
+# Under KASAN (the debug kernel) that read of C's is reported, as it should
+# be, so there msg_at_chunk_end is skipped against the C server.
 scenarios='
 good|responses 1 errno 0||responses 1 errno 0|
 bad_magic|rejected -104|Invalid RTRS magic|rejected -104|Invalid RTRS magic
@@ -88,6 +90,7 @@ check_on_fail=show_logs
 no_evil_path() { on_server "wait_for 30 eval '! ls -d /sys/class/rtrs-server/evil-* 2>/dev/null | grep -q .'"; }
 
 rxe_up || bail "rxe did not come up"
+on_server kasan_on && srv_kasan=1 || srv_kasan=0
 for srv in rs c; do
 	unload_all
 	rm -f $stop $io_log
@@ -105,6 +108,12 @@ for srv in rs c; do
 	insmod "$MODDIR/rtrs-test-evil.ko" || bail "cannot load rtrs-test-evil"
 	while IFS='|' read -r name rs_out rs_re c_out c_re; do
 		[ -n "$name" ] || continue
+		if [ $srv = c ] && [ $name = msg_at_chunk_end ] && [ $srv_kasan = 1 ]; then
+			for what in "the evil client's view" "the server's log" "no evil path left"; do
+				skip "c server: $name: $what: C reads past the chunk, which KASAN reports"
+			done
+			continue
+		fi
 		if [ $srv = rs ]; then want=$rs_out re=$rs_re; else want=$c_out re=$c_re; fi
 		mark=evil-$srv-$name
 		on_server "kmsg_mark $mark"
