@@ -103,6 +103,12 @@ impl SockAddr {
         Self(unsafe { core::ptr::read(ptr) })
     }
 
+    /// The address for a C function that takes a non-const pointer but
+    /// only reads through it (`rtrs_clt_open`'s `struct rtrs_addr`).
+    pub(crate) fn as_storage_ptr(&self) -> *mut ffi::__kernel_sockaddr_storage {
+        (&raw const self.0).cast_mut()
+    }
+
     pub(crate) fn as_mut_ptr(&mut self) -> *mut ffi::sockaddr {
         core::ptr::addr_of_mut!(self.0).cast()
     }

@@ -14,6 +14,7 @@
 use crate::rb::block::mq::Operations;
 use crate::rb::block::request::Request;
 use crate::rb::ffi;
+use crate::rb::rdma::SockAddr;
 use core::ops::Range;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicI32, Ordering};
@@ -42,9 +43,8 @@ pub trait LinkHandler: Send + Sync + 'static {
 /// One path's addresses, parsed by `rtrs_addr_to_sockaddr` (of the loaded
 /// rtrs-core).
 pub struct PathAddr {
-    src: ffi::__kernel_sockaddr_storage,
-    dst: ffi::__kernel_sockaddr_storage,
-    has_src: bool,
+    src: Option<SockAddr>,
+    dst: SockAddr,
 }
 
 impl PathAddr {
@@ -53,25 +53,16 @@ impl PathAddr {
     /// C's `rtrs_addr_to_sockaddr` looks for the separator with `strchr`,
     /// past `len` up to a NUL, so it gets a NUL-terminated copy (C's
     /// rnbd-client hands it one from `match_strdup`): `addr` itself is
-    /// usually part of a larger buffer, such as a `map_device` line.
+    /// usually part of a larger buffer, such as a `map_device` line. An
+    /// `addr` with a NUL inside is `EINVAL`.
     #[inline]
     pub fn parse(addr: &[u8], port: u16) -> Result<Self> {
         let mut s = KVec::with_capacity(addr.len() + 1, GFP_KERNEL)?;
         s.extend_from_slice(addr, GFP_KERNEL)?;
         s.push(0, GFP_KERNEL)?;
-        // SAFETY: all-zero is a valid (empty) storage.
-        let mut p: Self = unsafe { core::mem::zeroed() };
-        let mut a = ffi::rtrs_addr {
-            src: &mut p.src,
-            dst: &mut p.dst,
-        };
-        let (ptr, len) = (s.as_ptr().cast(), addr.len());
-        // SAFETY: `len` readable bytes at `ptr`, then a NUL (`s`); `a`
-        // points to two writable storages, which the callee does not keep.
-        let ret = unsafe { ffi::rtrs_addr_to_sockaddr(ptr, len, port, &mut a) };
-        kernel::error::to_result(ret)?;
-        p.has_src = !a.src.is_null();
-        Ok(p)
+        let s = CStr::from_bytes_with_nul(&s).map_err(|_| EINVAL)?;
+        let (src, dst) = crate::rb::rtrs_api::core::import::addr_to_sockaddr(s, port)?;
+        Ok(Self { src, dst })
     }
 }
 
@@ -175,12 +166,11 @@ impl Clt {
         for a in p.paths {
             addrs.push(
                 ffi::rtrs_addr {
-                    src: if a.has_src {
-                        (&raw const a.src).cast_mut()
-                    } else {
-                        core::ptr::null_mut()
-                    },
-                    dst: (&raw const a.dst).cast_mut(),
+                    src: a
+                        .src
+                        .as_ref()
+                        .map_or(core::ptr::null_mut(), SockAddr::as_storage_ptr),
+                    dst: a.dst.as_storage_ptr(),
                 },
                 GFP_KERNEL,
             )?;
