@@ -27,14 +27,14 @@ use super::device::Device;
 use super::pd::Pd;
 use super::wr::{RawSendWr, RecvWr, SendWr};
 use crate::rb::ffi;
+use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use core::cell::Cell;
 use core::ptr::{null_mut, NonNull};
 use core::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 use kernel::alloc::{flags::GFP_KERNEL, KBox};
 use kernel::error::to_result;
-use kernel::new_spinlock;
 use kernel::prelude::*;
-use kernel::sync::{Arc, SpinLock};
+use kernel::sync::Arc;
 
 /// `IB_CM_REJ_CONSUMER_DEFINED`: the reject reason RTRS uses.
 const REJ_CONSUMER_DEFINED: u8 = ffi::ib_cm_rej_reason_IB_CM_REJ_CONSUMER_DEFINED as u8;
@@ -345,8 +345,9 @@ pub(crate) struct Inner<H: CmHandler> {
     /// posted behind the drain marker.
     posters: AtomicU32,
     /// Whether `id` may still be used by QP async events (false once the id
-    /// is being destroyed).
-    id_alive: Pin<KBox<SpinLock<bool>>>,
+    /// is being destroyed). Taken with interrupts off: a driver may report
+    /// QP events from its interrupt handler.
+    id_alive: Pin<KBox<SpinLockIrq<bool>>>,
 }
 
 impl<H: CmHandler> Inner<H> {
@@ -392,7 +393,7 @@ impl<H: CmHandler> core::ops::Deref for CmId<H> {
 }
 
 fn new_inner<H: CmHandler>(handler: Arc<H>) -> Result<NonNull<Inner<H>>> {
-    let id_alive = KBox::pin_init(new_spinlock!(true, "rb_cm_id"), GFP_KERNEL)?;
+    let id_alive = KBox::pin_init(new_spinlock_irq!(true, "rb_cm_id"), GFP_KERNEL)?;
     let inner = KBox::new(
         Inner {
             state: HandlerState::default(),
