@@ -31,7 +31,7 @@ use crate::proto::reconnect::{
 use crate::proto::state::CltState;
 use crate::rb::global::Global;
 use crate::rb::rdma::SockAddr;
-use crate::rb::rtrs_api::core::import::{addr_to_sockaddr, addr_to_str, sockaddr_to_str};
+use crate::rb::rtrs_api::core::import::{addr_bytes_to_sockaddr, addr_to_str, sockaddr_to_str};
 use crate::rb::sysfs::{attributes, Attribute, Attributes, Class, Device, Kobject, Page, Store};
 use core::fmt::Write;
 use core::sync::atomic::Ordering;
@@ -215,11 +215,10 @@ impl Attribute for AddPath {
             .iter()
             .position(|&b| b == b'\n' || b == 0)
             .unwrap_or(input.len());
-        let mut s = KVec::with_capacity(end + 1, GFP_KERNEL)?;
-        s.extend_from_slice(&input[..end], GFP_KERNEL)?;
-        s.push(0, GFP_KERNEL)?;
-        let s = CStr::from_bytes_with_nul(&s)?;
-        let (src, dst) = addr_to_sockaddr(s, f.core.port).map_err(|_| {
+        let (src, dst) = addr_bytes_to_sockaddr(&input[..end], f.core.port).map_err(|e| {
+            if e == ENOMEM {
+                return e;
+            }
             pr_err!(
                 "<{}>: {}: cannot parse '{}'\n",
                 BStr::from_bytes(f.core.name.as_bytes()),

@@ -168,6 +168,18 @@ pub mod import {
         }
     }
 
+    /// [`addr_to_sockaddr`] of `addr`, which is not NUL-terminated (a part
+    /// of a `map_device` line or of a sysfs write): parses a NUL-terminated
+    /// copy, as C's `strchr` would read on past `addr`. An `addr` with a NUL
+    /// inside is `EINVAL`.
+    #[inline]
+    pub fn addr_bytes_to_sockaddr(addr: &[u8], port: u16) -> Result<(Option<SockAddr>, SockAddr)> {
+        let mut s = KVec::with_capacity(addr.len() + 1, GFP_KERNEL)?;
+        s.extend_from_slice(addr, GFP_KERNEL)?;
+        s.push(0, GFP_KERNEL)?;
+        addr_to_sockaddr(CStr::from_bytes_with_nul(&s).map_err(|_| EINVAL)?, port)
+    }
+
     /// `sockaddr_to_str` into `buf`; returns its result (bytes written).
     #[inline]
     pub fn sockaddr_to_str(a: &SockAddr, buf: &mut [u8]) -> i32 {

@@ -57,11 +57,7 @@ impl PathAddr {
     /// `addr` with a NUL inside is `EINVAL`.
     #[inline]
     pub fn parse(addr: &[u8], port: u16) -> Result<Self> {
-        let mut s = KVec::with_capacity(addr.len() + 1, GFP_KERNEL)?;
-        s.extend_from_slice(addr, GFP_KERNEL)?;
-        s.push(0, GFP_KERNEL)?;
-        let s = CStr::from_bytes_with_nul(&s).map_err(|_| EINVAL)?;
-        let (src, dst) = crate::rb::rtrs_api::core::import::addr_to_sockaddr(s, port)?;
+        let (src, dst) = crate::rb::rtrs_api::core::import::addr_bytes_to_sockaddr(addr, port)?;
         Ok(Self { src, dst })
     }
 }
