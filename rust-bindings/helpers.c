@@ -8,6 +8,7 @@
  */
 #include <linux/gfp.h>
 #include <linux/mm.h>
+#include <linux/rcupdate.h>
 #include <linux/netdevice.h>
 #include <linux/scatterlist.h>
 #include <linux/sched.h>
@@ -17,6 +18,12 @@
 #include <linux/jiffies.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
+
+/* linux/rcupdate.h */
+
+void rb_helper_rcu_read_lock(void) { rcu_read_lock(); }
+
+void rb_helper_rcu_read_unlock(void) { rcu_read_unlock(); }
 
 /* linux/sched.h */
 

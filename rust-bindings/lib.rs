@@ -22,6 +22,7 @@ pub mod once;
 pub mod param;
 pub mod random;
 pub mod ratelimit;
+pub mod rcu;
 pub mod rdma;
 pub mod rtrs_api;
 pub mod rtrs_user;

@@ -20,17 +20,18 @@ use crate::proto::msg::{
 use crate::proto::path_sel::PathSnapshot;
 use crate::proto::reconnect::{RECONNECT_BACKOFF_MS, RECONNECT_SEED};
 use crate::proto::state::CltState;
+use crate::rb::rcu::{self, RcuBox};
 use crate::rb::rdma::mr::DmaMappedSg;
 use crate::rb::rdma::{
-    Access, CmId, CmIdRef, Device, DmaBuf, DmaDirection, Pd, SendFlags, SendOp, SendWr, Sge,
-    SockAddr,
+    Access, CmId, CmIdRef, Device, DmaAddr, DmaBuf, DmaDirection, Pd, SendFlags, SendOp, SendWr,
+    Sge, SockAddr,
 };
 use crate::rb::rtrs_api::clt::{ConType, Confirm, Dir, UserSg};
 use crate::rb::rtrs_api::core::import::addr_to_str;
 use crate::rb::sync::{new_spinlock_irq, new_waitable, SpinLockIrq, SpinLockIrqBackend, Waitable};
 use crate::rb::workqueue::{impl_has_delayed_work, DelayedWork, DelayedWorkItem};
 use core::sync::atomic::{
-    AtomicBool, AtomicI32, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering,
+    AtomicBool, AtomicI32, AtomicI64, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering,
 };
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
@@ -195,7 +196,14 @@ pub(crate) struct Path {
     for_new: AtomicBool,
     attempts: AtomicU32,
     established: AtomicBool,
-    cons: KVec<Pin<KBox<SpinLockIrq<Option<CmId<Con>>>>>>,
+    /// The IO path reaches them under RCU, as C's does: no lock, and
+    /// interrupts stay on while it posts. `take_conns` waits for a grace
+    /// period before a connection is torn down.
+    cons: KVec<RcuBox<CmId<Con>>>,
+    /// `ib_process_cq_direct()` must not run twice at once on a CQ; blk-mq
+    /// may poll a queue from two tasks.
+    #[pin]
+    poll_lock: SpinLockIrq<()>,
     #[pin]
     dev: SpinLockIrq<Option<DevInfo>>,
     #[pin]
@@ -206,6 +214,12 @@ pub(crate) struct Path {
     info: AtomicI32,
     #[pin]
     hb: SpinLockIrq<Heartbeat>,
+    /// Something arrived since the heartbeat's last tick: the tick forgets
+    /// its misses (C's `hb_missed_cnt = 0` on every completion), without
+    /// taking `hb`'s lock per completion.
+    hb_seen: AtomicBool,
+    /// `hb`'s latency, for the min-latency policy and sysfs.
+    latency_ns: AtomicI64,
     #[pin]
     hb_work: DelayedWork<Path, 0>,
     #[pin]
@@ -244,10 +258,7 @@ impl Path {
         let con_num = crate::rb::cpu::nr_cpu_ids() + core.nr_poll_queues + 1;
         let mut cons = KVec::with_capacity(con_num as usize, GFP_KERNEL)?;
         for _ in 0..con_num {
-            cons.push(
-                KBox::pin_init(new_spinlock_irq!(None, "rtrs_clt_con"), GFP_KERNEL)?,
-                GFP_KERNEL,
-            )?;
+            cons.push(RcuBox::empty(), GFP_KERNEL)?;
         }
         Arc::pin_init(
             try_pin_init!(Path {
@@ -267,11 +278,14 @@ impl Path {
                 attempts: AtomicU32::new(0),
                 established: AtomicBool::new(false),
                 cons,
+                poll_lock <- new_spinlock_irq!((), "rtrs_clt_poll"),
                 dev <- new_spinlock_irq!(None, "rtrs_clt_dev"),
                 srv <- new_spinlock_irq!(SrvParams::default(), "rtrs_clt_srv"),
                 reqset <- new_spinlock_irq!(None, "rtrs_clt_reqset"),
                 info: AtomicI32::new(0),
                 hb <- new_spinlock_irq!(Heartbeat::default(), "rtrs_clt_hb"),
+                hb_seen: AtomicBool::new(false),
+                latency_ns: AtomicI64::new(0),
                 hb_work <- DelayedWork::new(),
                 recovery_work <- DelayedWork::new(),
                 reconnect_work <- DelayedWork::new(),
@@ -370,10 +384,6 @@ impl Path {
         self.srv().queue_depth
     }
 
-    pub(crate) fn max_hdr_size(&self) -> u32 {
-        self.srv().max_hdr_size
-    }
-
     pub(crate) fn new_rkey(&self) -> bool {
         self.srv().flags & MSG_NEW_RKEY_F != 0
     }
@@ -394,7 +404,7 @@ impl Path {
         PathSnapshot {
             connected: self.state() == CltState::Connected,
             inflight: self.inflight.load(Ordering::Relaxed),
-            latency_ns: self.hb.lock().latency_ns(),
+            latency_ns: self.latency_ns.load(Ordering::Relaxed),
         }
     }
 
@@ -456,16 +466,15 @@ impl Path {
     /// established or failed.
     fn create_cm(self: &Arc<Self>, cid: u16) -> Result {
         let con = Con::new(self.clone(), cid)?;
-        let id = CmId::new_for(con.clone(), &self.dst)?;
+        let id = KBox::new(CmId::new_for(con.clone(), &self.dst)?, GFP_KERNEL)?;
         id.set_reuseaddr(true)?;
         let slot = self.cons.get(cid as usize).ok_or(EINVAL)?;
         let src = *self.src.lock();
-        // Before the id goes into its slot: rdma_resolve_addr() may sleep
-        // (rdma_cm's mutexes), and the slot's lock is a spinlock. What the
-        // resolution sets off goes through the id's own handler, which
-        // needs no slot; we wait for its outcome below.
+        // What the resolution sets off goes through the id's own handler,
+        // which needs no slot; we wait for its outcome below.
         let ret = id.resolve_addr(src.as_ref(), &self.dst, CONNECT_TIMEOUT_MS);
-        *slot.lock() = Some(id);
+        // The slot was empty (`take_conns`): nothing to wait for.
+        drop(slot.replace(Some(id)));
         if let Err(e) = ret {
             pr_err!(
                 "{}: Failed to resolve address, err: {}\n",
@@ -487,14 +496,16 @@ impl Path {
         }
     }
 
-    /// Runs `f` on connection `cid` if it is there.
+    /// Runs `f` on connection `cid` if it is there, in an RCU read-side
+    /// section: `f` must not sleep.
     pub(crate) fn with_con<R>(
         &self,
         cid: u16,
         f: impl FnOnce(&CmIdRef<Con>) -> Result<R>,
     ) -> Result<R> {
-        let slot = self.cons.get(cid as usize).ok_or(EINVAL)?.lock();
-        match slot.as_ref() {
+        let slot = self.cons.get(cid as usize).ok_or(EINVAL)?;
+        let g = rcu::read_lock();
+        match slot.get(&g) {
             Some(id) => f(id),
             None => Err(crate::rb::errno::ENOTCONN()),
         }
@@ -514,12 +525,7 @@ impl Path {
             }
             let srv = self.srv();
             let dev = self.dev.lock().clone().ok_or(ENODEV)?;
-            let rs = ReqSet::new(
-                &dev.pd,
-                srv.queue_depth,
-                srv.max_hdr_size,
-                dev.max_pages_per_mr,
-            )?;
+            let rs = ReqSet::new(&dev.pd, srv, dev.max_pages_per_mr)?;
             for cid in 0..self.con_num {
                 self.with_con(cid as u16, |id| {
                     id.handler().set_reqs(rs.clone());
@@ -541,8 +547,8 @@ impl Path {
     /// INFO_RSP and the receives for IO.
     fn send_path_info(self: &Arc<Self>) -> Result {
         let qd = self.queue_depth();
-        // The buffers first: allocating may sleep, and `with_con` holds a
-        // spinlock.
+        // The buffers first: allocating may sleep, and `with_con` is an RCU
+        // read-side section.
         let ret = Con::info_bufs(self, qd)
             .and_then(|bufs| self.with_con(0, |id| Con::send_info(id, bufs)))
             .and_then(|()| {
@@ -633,18 +639,26 @@ impl Path {
         }
     }
 
-    /// Takes every connection out of its slot.
-    fn take_conns(&self) -> KVec<CmId<Con>> {
-        let mut v = KVec::new();
+    /// Takes every connection out of its slot, once no IO can be posting on
+    /// it any more (`synchronize_rcu()`: one grace period for them all).
+    fn take_conns(&self) -> KVec<KBox<CmId<Con>>> {
+        let oom = || {
+            pr_err!(
+                "{}: out of memory while closing; dropping a connection now\n",
+                self.name()
+            )
+        };
+        let mut retired = KVec::new();
         for slot in self.cons.iter() {
-            let id = slot.lock().take();
-            if let Some(id) = id {
-                if v.push(id, GFP_KERNEL).is_err() {
-                    pr_err!(
-                        "{}: out of memory while closing; dropping a connection now\n",
-                        self.name()
-                    );
-                }
+            // On error the connection waits for its grace period and goes.
+            if retired.push(slot.replace(None), GFP_KERNEL).is_err() {
+                oom();
+            }
+        }
+        let mut v = KVec::new();
+        for id in retired.into_iter().filter_map(|r| r.wait()) {
+            if v.push(id, GFP_KERNEL).is_err() {
+                oom();
             }
         }
         v
@@ -829,7 +843,7 @@ impl Path {
 
     /// The last heartbeat round trip (sysfs `cur_latency`).
     pub(crate) fn cur_latency_ns(&self) -> i64 {
-        self.hb.lock().latency_ns()
+        self.latency_ns.load(Ordering::Relaxed)
     }
 
     /// IO in flight on the path.
@@ -851,26 +865,22 @@ impl Path {
             );
             return;
         };
-        if w_inval {
-            // The server invalidated our key with SEND_WITH_INV.
-            req.st.lock().need_inval = false;
-        }
-        req.complete(conn, errno, true);
+        req.complete(conn, errno, true, w_inval);
     }
 
     pub(crate) fn hb_received(&self) {
-        self.hb.lock().received();
+        self.hb_seen.store(true, Ordering::Relaxed);
     }
 
     pub(crate) fn hb_acked(&self) {
         let mut hb = self.hb.lock();
-        hb.ack(now_ns());
+        self.latency_ns.store(hb.ack(now_ns()), Ordering::Relaxed);
         hb.received();
     }
 
     /// Posts a heartbeat or its ack (an empty `RDMA_WRITE_WITH_IMM`).
     pub(crate) fn send_hb(self: &Arc<Self>, conn: &CmIdRef<Con>, imm: Imm) {
-        let flags = self.signal(conn.handler());
+        let flags = Self::signal(conn.handler(), self.srv().signal_interval);
         let op = SendOp::RdmaWriteWithImm {
             remote_addr: 0,
             rkey: 0,
@@ -882,9 +892,10 @@ impl Path {
         }
     }
 
-    fn signal(&self, con: &Con) -> SendFlags {
+    /// Every `interval`-th send of a connection is signaled.
+    fn signal(con: &Con, interval: u32) -> SendFlags {
         let n = con.wr_cnt.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
-        if rem(n, self.srv().signal_interval) == 0 {
+        if rem(n, interval) == 0 {
             SendFlags::SIGNALED
         } else {
             SendFlags::empty()
@@ -893,6 +904,7 @@ impl Path {
 
     /// Polls poll queue (connection) `cid`.
     pub(crate) fn poll(&self, cid: u32) -> i32 {
+        let _g = self.poll_lock.lock();
         self.with_con(cid as u16, |id| id.poll_cq(-1))
             .map_or(0, |n| n as i32)
     }
@@ -910,29 +922,12 @@ impl Path {
             ConType::Admin => 0,
         };
         self.with_con(cid as u16, |id| {
-            let con = id.handler();
-            let rs = con.reqs()?;
+            let rs = id.handler().reqs()?;
             let req = rs.reqs.get(parts.idx as usize).ok_or(EINVAL)?;
-            {
-                let mut st = req.st.lock();
-                if st.in_use {
-                    return Err(EBUSY);
-                }
-                st.in_use = true;
-                st.dir = parts.dir;
-                st.data_len = parts.data_len;
-                st.usr_len = parts.usr_len;
-                st.con_type = parts.con_type;
-                st.cpu = parts.cpu;
-                st.mem_off = parts.mem_off;
-                st.conf = parts.conf.take();
-                st.sg = parts.sg.take();
-                st.mapped = None;
-                st.need_inval = false;
-                st.pending = None;
-            }
+            self.check_size(rs, parts)?;
+            let (size, iu_addr, fr) = Self::claim(rs, req, parts, fill)?;
             self.inflight.fetch_add(1, Ordering::Relaxed);
-            let ret = self.post_req(id, rs, req, parts, fill);
+            let ret = self.post_req(id, rs, req, parts, size, iu_addr, fr);
             if ret.is_err() {
                 let mut st = req.st.lock();
                 st.in_use = false;
@@ -952,59 +947,81 @@ impl Path {
         })
     }
 
-    fn post_req(
-        &self,
-        id: &CmIdRef<Con>,
-        rs: &ReqSet,
-        req: &super::req::Req,
-        parts: &Submit,
-        fill: &dyn Fn(&mut [u8]) -> Result<usize>,
-    ) -> Result {
-        let srv = self.srv();
+    /// The IO fits the server's chunks and the slot's buffer (`EMSGSIZE`:
+    /// it fits no path of the session).
+    fn check_size(&self, rs: &ReqSet, parts: &Submit) -> Result {
         let read = parts.dir == Dir::Read;
+        let hdr_len = match parts.dir {
+            Dir::Read => 8 + parts.sg.as_ref().map_or(0, |s| s.count()) as usize * 16,
+            Dir::Write => 4,
+        };
+        if parts.usr_len + hdr_len > rs.srv.max_hdr_size as usize {
+            pr_warn!(
+                "{} request failed, user message size is {} and header length {}, but max size is {}\n",
+                if read { "Read" } else { "Write" },
+                parts.usr_len,
+                hdr_len,
+                rs.srv.max_hdr_size
+            );
+            return Err(crate::rb::errno::EMSGSIZE());
+        }
         let hdr = if read {
             RdmaRead::SIZE
         } else {
             RdmaWrite::SIZE
         };
         let tsize = hdr + parts.data_len + parts.usr_len;
-        if tsize > srv.chunk_size as usize {
+        if tsize > rs.srv.chunk_size as usize {
             pr_warn!(
                 "{}: request failed, size too big {} > {}\n",
                 self.name(),
                 tsize,
-                srv.chunk_size
+                rs.srv.chunk_size
             );
             return Err(crate::rb::errno::EMSGSIZE());
         }
-        let lkey = rs.pd.local_dma_lkey();
-        // Map the user's pages and register them (fast registration).
-        let mapped = {
-            let st = req.st.lock();
-            match st.sg.as_ref() {
-                Some(sg) => {
-                    let dir = if read {
-                        DmaDirection::FromDevice
-                    } else {
-                        DmaDirection::ToDevice
-                    };
-                    let m = sg.map(rs.pd.device(), dir)?;
-                    let n = req.mr.map_sg(&m, m.dma_nents(), 4096)?;
-                    if n != m.dma_nents() {
-                        return Err(EINVAL);
-                    }
-                    req.mr.inc_key();
-                    Some(m)
+        Ok(())
+    }
+
+    /// Takes slot `req` for the IO in `parts`, in one hold of its lock:
+    /// maps and registers the user's pages (fast registration), and writes
+    /// the user's message, then the RTRS message, into the slot's buffer.
+    /// Returns the messages' size, the buffer's DMA address and whether the
+    /// pages are registered. On error the slot stays free and `parts` keeps
+    /// the IO.
+    fn claim(
+        rs: &ReqSet,
+        req: &super::req::Req,
+        parts: &mut Submit,
+        fill: &dyn Fn(&mut [u8]) -> Result<usize>,
+    ) -> Result<(usize, DmaAddr, bool)> {
+        let read = parts.dir == Dir::Read;
+        let mut st = req.st.lock();
+        if st.in_use {
+            return Err(EBUSY);
+        }
+        let mapped = match parts.sg.as_ref() {
+            Some(sg) => {
+                let dir = if read {
+                    DmaDirection::FromDevice
+                } else {
+                    DmaDirection::ToDevice
+                };
+                let m = sg.map(rs.pd.device(), dir)?;
+                let n = req.mr.map_sg(&m, m.dma_nents(), 4096)?;
+                if n != m.dma_nents() {
+                    return Err(EINVAL);
                 }
-                None => None,
+                req.mr.inc_key();
+                Some(m)
             }
+            None => None,
         };
         let fr = mapped.is_some();
-        // User message, then the RTRS message, in the request's buffer.
-        let size = {
+        let (size, iu_addr) = {
             let mut iu = req.iu.lock();
             let cap = iu.len();
-            iu.fill(0, cap, |buf| {
+            let size = iu.fill(0, cap, |buf| {
                 let n = fill(buf)?;
                 let rest = buf.get_mut(n..).ok_or(EINVAL)?;
                 let m = if read {
@@ -1027,21 +1044,45 @@ impl Path {
                     RdmaWrite { usr_len: n as u16 }.encode(rest).map_err(kerr)?
                 };
                 Ok(n + m)
-            })?
+            })?;
+            (size, iu.dma_addr(0)?)
         };
-        let iu_addr = req.iu.lock().dma_addr(0)?;
+        st.in_use = true;
+        st.dir = parts.dir;
+        st.data_len = parts.data_len;
+        st.usr_len = parts.usr_len;
+        st.con_type = parts.con_type;
+        st.cpu = parts.cpu;
+        st.mem_off = parts.mem_off;
+        st.conf = parts.conf.take();
+        st.sg = parts.sg.take();
+        st.mapped = mapped;
+        st.need_inval = fr;
+        st.pending = None;
+        Ok((size, iu_addr, fr))
+    }
+
+    /// Posts the IO of slot `req`, which [`Path::claim`] prepared.
+    #[allow(clippy::too_many_arguments)]
+    fn post_req(
+        &self,
+        id: &CmIdRef<Con>,
+        rs: &ReqSet,
+        req: &super::req::Req,
+        parts: &Submit,
+        size: usize,
+        iu_addr: DmaAddr,
+        fr: bool,
+    ) -> Result {
+        let read = parts.dir == Dir::Read;
+        let lkey = rs.pd.local_dma_lkey();
         let imm = Imm::IoReq {
             payload: parts.mem_off + (parts.data_len + parts.usr_len) as u32,
         }
         .encode();
         let rbuf = rs.rbufs.get(parts.idx as usize).ok_or(EINVAL)?.get();
-        let flags = self.signal(id.handler());
+        let flags = Self::signal(id.handler(), rs.srv.signal_interval);
         let i = parts.idx as usize;
-        {
-            let mut st = req.st.lock();
-            st.mapped = mapped;
-            st.need_inval = fr;
-        }
         let ret = if read {
             let sge = [Sge::new(iu_addr, size as u32, lkey)];
             let op = SendOp::RdmaWriteWithImm {
@@ -1119,7 +1160,13 @@ impl DelayedWorkItem<0> for Path {
         if this.state() != CltState::Connected {
             return;
         }
-        let action = this.hb.lock().tick(now_ns());
+        let action = {
+            let mut hb = this.hb.lock();
+            if this.hb_seen.swap(false, Ordering::Relaxed) {
+                hb.received();
+            }
+            hb.tick(now_ns())
+        };
         match action {
             HbAction::Fail => {
                 pr_err!("{}: HB missed max reached.\n", this.name());

@@ -6,7 +6,7 @@
 //! in flight.
 
 use super::conn::Con;
-use super::path::Path;
+use super::path::{Path, SrvParams};
 use crate::proto::msg::Rbuf;
 use crate::rb::kvec::VecExt;
 use crate::rb::ratelimit::pr_err_ratelimited;
@@ -98,16 +98,14 @@ pub(crate) struct ReqSet {
     pub(crate) reqs: KVec<Req>,
     pub(crate) rbufs: KVec<RbufSlot>,
     pub(crate) pd: Arc<Pd>,
+    /// What the server told when this set's connections were made.
+    pub(crate) srv: SrvParams,
 }
 
 impl ReqSet {
     /// `alloc_path_reqs()`.
-    pub(crate) fn new(
-        pd: &Arc<Pd>,
-        queue_depth: u32,
-        max_hdr_size: u32,
-        max_pages_per_mr: u32,
-    ) -> Result<Arc<Self>> {
+    pub(crate) fn new(pd: &Arc<Pd>, srv: SrvParams, max_pages_per_mr: u32) -> Result<Arc<Self>> {
+        let (queue_depth, max_hdr_size) = (srv.queue_depth, srv.max_hdr_size);
         let mut reqs = KVec::with_capacity(queue_depth as usize, GFP_KERNEL)?;
         let mut rbufs = KVec::with_capacity(queue_depth as usize, GFP_KERNEL)?;
         for idx in 0..queue_depth {
@@ -133,6 +131,7 @@ impl ReqSet {
                 reqs,
                 rbufs,
                 pd: pd.clone(),
+                srv,
             },
             GFP_KERNEL,
         )?)
@@ -142,9 +141,13 @@ impl ReqSet {
 impl Req {
     /// `complete_rdma_req()` on the IO path: ends the IO with `errno`,
     /// invalidating the MR first if the server did not; confirms it to the
-    /// user if `notify`.
-    pub(crate) fn complete(&self, conn: &CmIdRef<Con>, errno: i32, notify: bool) {
+    /// user if `notify`; `w_inval`: the server invalidated it with
+    /// SEND_WITH_INV.
+    pub(crate) fn complete(&self, conn: &CmIdRef<Con>, errno: i32, notify: bool, w_inval: bool) {
         let mut st = self.st.lock();
+        if w_inval {
+            st.need_inval = false;
+        }
         if !st.in_use || st.pending.is_some() {
             return;
         }

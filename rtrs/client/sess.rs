@@ -15,7 +15,7 @@ use crate::proto::state::CltState;
 use crate::rb::cpu::{current_cpu, nr_cpu_ids};
 use crate::rb::kvec::VecExt;
 use crate::rb::rdma::SockAddr;
-use crate::rb::rtrs_api::clt::{Attrs, CltLinkEv, Dir, LinkOps, OpenArgs, Permits, Request};
+use crate::rb::rtrs_api::clt::{Attrs, CltLinkEv, LinkOps, OpenArgs, Permits, Request};
 use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use crate::rb::sysfs::Kobject;
 use crate::rb::workqueue::OwnedQueue;
@@ -363,11 +363,6 @@ impl Sess {
     pub(crate) fn request(&self, req: Request<'_>) -> Result {
         let (con_type, cpu, mem_off) = self.permits.info(req.permit);
         let usr_len = req.usr.len();
-        let sg_cnt = req.sg.as_ref().map_or(0, |s| s.count()) as usize;
-        let hdr_len = match req.dir {
-            Dir::Read => 8 + sg_cnt * 16,
-            Dir::Write => 4,
-        };
         let mut parts = Submit {
             dir: req.dir,
             idx: req.permit.index(),
@@ -386,18 +381,10 @@ impl Sess {
             if p.state() != CltState::Connected {
                 continue;
             }
-            if usr_len + hdr_len > p.max_hdr_size() as usize {
-                pr_warn!(
-                    "{} request failed, user message size is {} and header length {}, but max size is {}\n",
-                    if req.dir == Dir::Read { "Read" } else { "Write" },
-                    usr_len,
-                    hdr_len,
-                    p.max_hdr_size()
-                );
-                return Err(crate::rb::errno::EMSGSIZE());
-            }
             match p.submit(&mut parts, &|out: &mut [u8]| req.usr.copy_into(out)) {
                 Ok(()) => return Ok(()),
+                // Too big for the server: for every path.
+                Err(e) if e == crate::rb::errno::EMSGSIZE() => return Err(e),
                 Err(e) => err = e,
             }
         }

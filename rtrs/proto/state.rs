@@ -156,6 +156,18 @@ impl SrvState {
         self as u8
     }
 
+    /// The state with C value `v`, if any.
+    pub const fn from_u8(v: u8) -> Option<Self> {
+        use SrvState::*;
+        match v {
+            0 => Some(Connecting),
+            1 => Some(Connected),
+            2 => Some(Closing),
+            3 => Some(Closed),
+            _ => None,
+        }
+    }
+
     /// The name the C server logs (`rtrs_srv_state_str()`).
     pub const fn log_str(self) -> &'static str {
         match self {
@@ -283,12 +295,14 @@ mod tests {
         ];
         for (i, &old) in SRV.iter().enumerate() {
             assert_eq!(old.as_u8(), i as u8);
+            assert_eq!(SrvState::from_u8(i as u8), Some(old));
             for (j, &new) in SRV.iter().enumerate() {
                 assert_eq!(old.can_change_to(new), ALLOWED[i][j]);
                 let mut s = old;
                 assert_eq!(s.change(new), ALLOWED[i][j]);
             }
         }
+        assert_eq!(SrvState::from_u8(4), None);
         assert_eq!(SrvState::Connecting.log_str(), "RTRS_SRV_CONNECTING");
         assert_eq!(SrvState::Closed.log_str(), "RTRS_SRV_CLOSED");
         assert_eq!(SrvState::Closing.name(), "CLOSING");

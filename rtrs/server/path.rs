@@ -19,6 +19,7 @@ use crate::proto::msg::{
 use crate::proto::state::SrvState;
 use crate::rb::kvec::VecExt;
 use crate::rb::ratelimit::pr_err_ratelimited;
+use crate::rb::rcu::{self, RcuBox};
 use crate::rb::rdma::chunk::ChunkMap;
 use crate::rb::rdma::cm::QpAttr;
 use crate::rb::rdma::cq::impl_has_cqe;
@@ -31,7 +32,7 @@ use crate::rb::rtrs_api::core::import::addr_to_str;
 use crate::rb::rtrs_api::srv::OpSlots;
 use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use crate::rb::workqueue::{impl_has_delayed_work, DelayedWork, DelayedWorkItem};
-use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, CondVar, CondVarTimeoutResult, Mutex};
 use kernel::time::Ktime;
@@ -107,11 +108,14 @@ pub(crate) struct Path {
     pub(crate) dst_addr: SockAddr,
     #[pin]
     state: SpinLockIrq<SrvState>,
+    /// `state`, read without its lock on the IO path.
+    state_fast: AtomicU8,
     #[pin]
     name: SpinLockIrq<NameBuf>,
     /// The connections, by cid; a slot is empty before its connection
-    /// arrives and after the close took it.
-    pub(crate) cons: KVec<Pin<KBox<SpinLockIrq<Option<CmId<Con>>>>>>,
+    /// arrives and after the close took it. The IO path reaches them under
+    /// RCU: no lock, and interrupts stay on while it posts.
+    pub(crate) cons: KVec<RcuBox<CmId<Con>>>,
     pub(crate) pd: Arc<Pd>,
     pub(crate) mrs: KVec<SrvMr>,
     chunks_per_mr: u32,
@@ -124,6 +128,9 @@ pub(crate) struct Path {
     established: AtomicBool,
     #[pin]
     hb: SpinLockIrq<Heartbeat>,
+    /// Something arrived since the heartbeat's last tick (see the client's
+    /// `Path::hb_seen`).
+    hb_seen: AtomicBool,
     #[pin]
     hb_work: DelayedWork<Path>,
     #[pin]
@@ -216,10 +223,7 @@ impl Path {
 
         let mut cons = KVec::with_capacity(msg.cid_num as usize, GFP_KERNEL)?;
         for _ in 0..msg.cid_num {
-            cons.push(
-                KBox::pin_init(new_spinlock_irq!(None, "rtrs_srv_con"), GFP_KERNEL)?,
-                GFP_KERNEL,
-            )?;
+            cons.push(RcuBox::empty(), GFP_KERNEL)?;
         }
         let mut op_state = KVec::with_capacity(qd as usize, GFP_KERNEL)?;
         for _ in 0..qd {
@@ -241,6 +245,7 @@ impl Path {
                 src_addr,
                 dst_addr,
                 state <- new_spinlock_irq!(SrvState::Connecting, "rtrs_srv_path_state"),
+                state_fast: AtomicU8::new(SrvState::Connecting.as_u8()),
                 name <- new_spinlock_irq!(name, "rtrs_srv_path_name"),
                 cons,
                 pd,
@@ -253,6 +258,7 @@ impl Path {
                 cq_vector: AtomicU32::new(u32::MAX),
                 established: AtomicBool::new(false),
                 hb <- new_spinlock_irq!(Heartbeat::default(), "rtrs_srv_hb"),
+                hb_seen: AtomicBool::new(false),
                 hb_work <- DelayedWork::new(),
                 close_work <- new_work!("rtrs_srv_close"),
                 idle <- new_condvar!("rtrs_srv_idle"),
@@ -265,11 +271,14 @@ impl Path {
     }
 
     pub(crate) fn state(&self) -> SrvState {
-        *self.state.lock()
+        SrvState::from_u8(self.state_fast.load(Ordering::Acquire)).unwrap_or(SrvState::Closed)
     }
 
     fn change_state(&self, new: SrvState) -> bool {
-        self.state.lock().change(new)
+        let mut st = self.state.lock();
+        let changed = st.change(new);
+        self.state_fast.store(st.as_u8(), Ordering::Release);
+        changed
     }
 
     pub(crate) fn name(&self) -> NameBuf {
@@ -301,7 +310,11 @@ impl Path {
             );
             return Err(crate::rb::errno::ECONNRESET());
         }
-        if self.cons[msg.cid as usize].lock().is_some() {
+        let exists = {
+            let g = rcu::read_lock();
+            self.cons[msg.cid as usize].get(&g).is_some()
+        };
+        if exists {
             pr_err!("{}: Connection already exists: {}\n", self.name(), msg.cid);
             return Err(crate::rb::errno::ECONNRESET());
         }
@@ -363,13 +376,8 @@ impl Path {
             // Stored below all the same: the close drops it, as in C.
             this.close();
         }
-        let mut slot = this.cons[cid as usize].lock();
-        if slot.is_some() {
-            drop(slot);
-            return Err(EEXIST);
-        }
-        *slot = Some(id);
-        Ok(())
+        let id = KBox::new(id, GFP_KERNEL)?;
+        this.cons[cid as usize].try_set(id).map_err(|_| EEXIST)
     }
 
     /// `close_path()`: closes the path in the background, once. Closing a
@@ -379,7 +387,9 @@ impl Path {
         let (changed, old) = {
             let mut st = self.state.lock();
             let old = *st;
-            (st.change(SrvState::Closing), old)
+            let changed = st.change(SrvState::Closing);
+            self.state_fast.store(st.as_u8(), Ordering::Release);
+            (changed, old)
         };
         if changed && old == SrvState::Connected {
             pr_info!(
@@ -393,14 +403,16 @@ impl Path {
         }
     }
 
-    /// Runs `f` on connection `cid` if it is there.
+    /// Runs `f` on connection `cid` if it is there, in an RCU read-side
+    /// section: `f` must not sleep.
     pub(crate) fn with_con<R>(
         &self,
         cid: u16,
         f: impl FnOnce(&CmIdRef<Con>) -> Result<R>,
     ) -> Result<R> {
-        let slot = self.cons.get(cid as usize).ok_or(EINVAL)?.lock();
-        match slot.as_ref() {
+        let slot = self.cons.get(cid as usize).ok_or(EINVAL)?;
+        let g = rcu::read_lock();
+        match slot.get(&g) {
             Some(id) => f(id),
             None => Err(crate::rb::errno::ENOTCONN()),
         }
@@ -928,7 +940,7 @@ impl Path {
 
     /// A heartbeat or any immediate data arrived.
     pub(crate) fn hb_received(&self) {
-        self.hb.lock().received();
+        self.hb_seen.store(true, Ordering::Relaxed);
     }
 }
 
@@ -938,7 +950,13 @@ impl DelayedWorkItem<0> for Path {
         if this.state() != SrvState::Connected {
             return;
         }
-        let action = this.hb.lock().tick(now_ns());
+        let action = {
+            let mut hb = this.hb.lock();
+            if this.hb_seen.swap(false, Ordering::Relaxed) {
+                hb.received();
+            }
+            hb.tick(now_ns())
+        };
         match action {
             HbAction::Fail => {
                 pr_err!("{}: HB missed max reached.\n", this.name());
@@ -965,15 +983,18 @@ impl WorkItem for Path {
     fn run(this: Arc<Path>) {
         DelayedWork::cancel_sync(&*this);
         this.hb.lock().stop();
-        // Take the connections out, disconnect them and flush their queues.
-        let mut cons = KVec::new();
+        // Take the connections out, disconnect them and flush their queues,
+        // once no IO can be posting on them (one grace period for all).
+        let mut retired = KVec::new();
         for slot in this.cons.iter() {
-            let id = slot.lock().take();
-            if let Some(id) = id {
-                let _ = id.disconnect();
-                id.drain();
-                let _ = cons.push(id, GFP_KERNEL);
-            }
+            // On error the connection waits for its grace period and goes.
+            let _ = retired.push(slot.replace(None), GFP_KERNEL);
+        }
+        let mut cons = KVec::new();
+        for id in retired.into_iter().filter_map(|r| r.wait()) {
+            let _ = id.disconnect();
+            id.drain();
+            let _ = cons.push(id, GFP_KERNEL);
         }
         // Wait for the upper layer to answer every IO it has.
         {
