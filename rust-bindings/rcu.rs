@@ -71,12 +71,11 @@ impl<T> RcuBox<T> {
     /// The value, if there is one, for as long as the read section lasts.
     pub fn get<'a>(&'a self, _g: &'a ReadGuard) -> Option<&'a T> {
         let p = self.ptr.load(Ordering::Acquire);
-        // SAFETY: a non-null pointer came from `KBox::into_raw` (invariant)
-        // and was published with Release. It is freed only by this box's
-        // `Drop` (which `&'a self` rules out while the reference lives) or
-        // by a `Retired` after a grace period that began after the pointer
-        // was swapped out; the grace period cannot end before the read
-        // section of `_g`, which outlives `'a`, does.
+        // A non-null `p` came from `KBox::into_raw` (invariant), published
+        // with Release. Only this box's `Drop` frees it (ruled out by
+        // `&'a self`), or a `Retired` after a grace period that began when
+        // it was swapped out, which cannot end before `_g`'s section does.
+        // SAFETY: so `p` is null or valid for `'a`, which `_g` outlives.
         unsafe { p.as_ref() }
     }
 
