@@ -129,6 +129,36 @@ impl<T> Drop for RcuBox<T> {
     }
 }
 
+/// Empties every box in `slots` and returns what they held, in order,
+/// once no reader can see it any more: one grace period for all of them
+/// (the values are taken out first, then waited for).
+///
+/// Out of memory, a value is dropped after its grace period instead of
+/// returned, with an error in the log. Sleeps.
+pub fn take_all<T>(slots: &[RcuBox<T>]) -> KVec<KBox<T>> {
+    let mut lost = 0usize;
+    let mut retired = KVec::with_capacity(slots.len(), GFP_KERNEL).unwrap_or_default();
+    for slot in slots {
+        // On error the `Retired` is dropped, which waits for its own grace
+        // period.
+        if retired.push(slot.replace(None), GFP_KERNEL).is_err() {
+            lost += 1;
+        }
+    }
+    let mut out = KVec::with_capacity(retired.len(), GFP_KERNEL).unwrap_or_default();
+    // Only the first wait sleeps: the others' grace periods began earlier
+    // or at the same time, and are over with it.
+    for v in retired.into_iter().filter_map(Retired::wait) {
+        if out.push(v, GFP_KERNEL).is_err() {
+            lost += 1;
+        }
+    }
+    if lost != 0 {
+        pr_err!("out of memory while taking values out of RCU: {lost} dropped\n");
+    }
+    out
+}
+
 /// A value taken out of an [`RcuBox`] that readers may still see: it is
 /// given back ([`Retired::wait`]) or dropped only after a grace period that
 /// began when it was taken out. Both sleep, unless that grace period is

@@ -642,26 +642,7 @@ impl Path {
     /// Takes every connection out of its slot, once no IO can be posting on
     /// it any more (`synchronize_rcu()`: one grace period for them all).
     fn take_conns(&self) -> KVec<KBox<CmId<Con>>> {
-        let oom = || {
-            pr_err!(
-                "{}: out of memory while closing; dropping a connection now\n",
-                self.name()
-            )
-        };
-        let mut retired = KVec::new();
-        for slot in self.cons.iter() {
-            // On error the connection waits for its grace period and goes.
-            if retired.push(slot.replace(None), GFP_KERNEL).is_err() {
-                oom();
-            }
-        }
-        let mut v = KVec::new();
-        for id in retired.into_iter().filter_map(|r| r.wait()) {
-            if v.push(id, GFP_KERNEL).is_err() {
-                oom();
-            }
-        }
-        v
+        rcu::take_all(&self.cons)
     }
 
     /// Destroys the connections of a failed `init_conns()`.

@@ -275,10 +275,17 @@ impl Path {
     }
 
     fn change_state(&self, new: SrvState) -> bool {
+        self.change_state_from(new).0
+    }
+
+    /// Moves to `new` if the state machine allows it; returns whether it
+    /// did, and the state before.
+    fn change_state_from(&self, new: SrvState) -> (bool, SrvState) {
         let mut st = self.state.lock();
+        let old = *st;
         let changed = st.change(new);
         self.state_fast.store(st.as_u8(), Ordering::Release);
-        changed
+        (changed, old)
     }
 
     pub(crate) fn name(&self) -> NameBuf {
@@ -384,13 +391,7 @@ impl Path {
     /// connected path is logged with the caller, the reason being there.
     #[track_caller]
     pub(crate) fn close(self: &Arc<Self>) {
-        let (changed, old) = {
-            let mut st = self.state.lock();
-            let old = *st;
-            let changed = st.change(SrvState::Closing);
-            self.state_fast.store(st.as_u8(), Ordering::Release);
-            (changed, old)
-        };
+        let (changed, old) = self.change_state_from(SrvState::Closing);
         if changed && old == SrvState::Connected {
             pr_info!(
                 "{}: closing the path ({})\n",
@@ -985,16 +986,10 @@ impl WorkItem for Path {
         this.hb.lock().stop();
         // Take the connections out, disconnect them and flush their queues,
         // once no IO can be posting on them (one grace period for all).
-        let mut retired = KVec::new();
-        for slot in this.cons.iter() {
-            // On error the connection waits for its grace period and goes.
-            let _ = retired.push(slot.replace(None), GFP_KERNEL);
-        }
-        let mut cons = KVec::new();
-        for id in retired.into_iter().filter_map(|r| r.wait()) {
+        let cons = rcu::take_all(&this.cons);
+        for id in cons.iter() {
             let _ = id.disconnect();
             id.drain();
-            let _ = cons.push(id, GFP_KERNEL);
         }
         // Wait for the upper layer to answer every IO it has.
         {
