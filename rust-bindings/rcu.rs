@@ -8,10 +8,13 @@
 //! `rtrs_clt_stop_and_destroy_conns()`): no lock, interrupts stay on.
 
 use crate::rb::ffi;
+use crate::rb::kvec::VecExt;
 use core::marker::PhantomData;
 use core::ptr;
 use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::prelude::*;
+use kernel::str::CStr;
+use kernel::sync::{LockClassKey, Mutex};
 
 /// A read-side critical section (`rcu_read_lock()` until dropped).
 ///
@@ -189,5 +192,158 @@ impl<T> Retired<T> {
 impl<T> Drop for Retired<T> {
     fn drop(&mut self) {
         self.sync();
+    }
+}
+
+/// A list that readers walk under a [`ReadGuard`] without a lock, and that
+/// writers, one at a time, change by publishing an edited copy, the old one
+/// freed after a grace period (C: a `list_head` with `list_add_tail_rcu()`,
+/// `list_del_rcu()` and `synchronize_rcu()`).
+///
+/// Removing does not allocate: the list as it was before the last change,
+/// emptied, is the buffer of the next copy. Order is kept.
+#[pin_data]
+pub struct RcuVec<T> {
+    cur: RcuBox<KVec<T>>,
+    /// Held by writers; the buffer for the next copy.
+    #[pin]
+    spare: Mutex<Option<KBox<KVec<T>>>>,
+}
+
+/// Creates an [`RcuVec`] initialiser; its writers' lock is named `$name`.
+macro_rules! new_rcu_vec {
+    ($name:literal $(,)?) => {
+        $crate::rb::rcu::RcuVec::new(::kernel::c_str!($name), ::kernel::static_lock_class!())
+    };
+}
+pub(crate) use new_rcu_vec;
+
+impl<T: Clone + Send + Sync> RcuVec<T> {
+    /// An empty list; use [`new_rcu_vec!`].
+    pub fn new(name: &'static CStr, key: &'static LockClassKey) -> impl PinInit<Self> {
+        pin_init!(Self {
+            cur: RcuBox::empty(),
+            spare <- Mutex::new(None, name, key),
+        })
+    }
+
+    /// The list, for as long as the read section lasts.
+    pub fn read<'a>(&'a self, g: &'a ReadGuard) -> &'a [T] {
+        self.cur.get(g).map_or(&[], |v| v.as_slice())
+    }
+
+    /// Appends `v` if `admit`, shown the list as it is, says yes (under the
+    /// writers' lock, so nobody changes the list in between). `admit` runs
+    /// in a read section: it must not sleep. Sleeps.
+    pub fn push_if(&self, v: T, admit: impl FnOnce(&[T]) -> Result) -> Result {
+        let mut spare = self.spare.lock();
+        let len = {
+            let g = read_lock();
+            let cur = self.read(&g);
+            admit(cur)?;
+            cur.len()
+        };
+        let mut buf = Self::buffer(&mut spare, len + 1)?;
+        let filled = {
+            let g = read_lock();
+            // Within the capacity just made sure of: no allocation.
+            self.read(&g)
+                .iter()
+                .try_for_each(|x| buf.push(x.clone(), GFP_NOWAIT))
+                .and_then(|()| buf.push(v, GFP_NOWAIT))
+        };
+        if let Err(e) = filled {
+            buf.clear();
+            *spare = Some(buf);
+            return Err(e.into());
+        }
+        self.publish(&mut spare, Some(buf));
+        Ok(())
+    }
+
+    /// Drops the elements `keep` says no to; returns how many it dropped.
+    /// `keep` runs in a read section: it must not sleep. Sleeps.
+    ///
+    /// Does not allocate: a copy without one element fits in the spare,
+    /// which is the list before the last change (one element more or less,
+    /// or none if the list had one). Were that ever not so, `ENOMEM`.
+    pub fn retain(&self, mut keep: impl FnMut(&T) -> bool) -> Result<usize> {
+        let mut spare = self.spare.lock();
+        let len = {
+            let g = read_lock();
+            self.read(&g).len()
+        };
+        // A copy that drops anything has `len - 1` elements at most.
+        let mut buf = match len {
+            0 => return Ok(0),
+            1 => None,
+            _ => Some(Self::buffer(&mut spare, len - 1)?),
+        };
+        let mut kept = 0;
+        let mut copied = true;
+        {
+            let g = read_lock();
+            for x in self.read(&g).iter().filter(|x| keep(x)) {
+                kept += 1;
+                // Within the capacity, unless nothing is dropped.
+                copied = match buf.as_mut() {
+                    Some(b) if b.len() < b.capacity() => b.push(x.clone(), GFP_NOWAIT).is_ok(),
+                    _ => false,
+                };
+                if !copied {
+                    break;
+                }
+            }
+        }
+        if kept == len || !copied {
+            if let Some(mut b) = buf {
+                b.clear();
+                *spare = Some(b);
+            }
+            return if kept == len { Ok(0) } else { Err(ENOMEM) };
+        }
+        self.publish(&mut spare, buf.filter(|b| !b.is_empty()));
+        Ok(len - kept)
+    }
+
+    /// Empties the list; returns what it held once no reader sees it.
+    /// Sleeps.
+    pub fn take(&self) -> KVec<T> {
+        let _w = self.spare.lock();
+        self.cur
+            .replace(None)
+            .wait()
+            .map_or_else(KVec::new, KBox::into_inner)
+    }
+
+    /// The spare buffer with room for `need` elements, or a new one.
+    fn buffer(spare: &mut Option<KBox<KVec<T>>>, need: usize) -> Result<KBox<KVec<T>>> {
+        match spare.take() {
+            Some(mut b) => {
+                if b.capacity() < need {
+                    if let Err(e) = b.reserve(need, GFP_KERNEL) {
+                        *spare = Some(b);
+                        return Err(e.into());
+                    }
+                }
+                Ok(b)
+            }
+            None => Ok(KBox::new(
+                KVec::with_capacity(need, GFP_KERNEL)?,
+                GFP_KERNEL,
+            )?),
+        }
+    }
+
+    /// Makes `new` the list; keeps the old one, once no reader sees it, as
+    /// the spare (or `new`'s buffer, if there is no old one).
+    fn publish(&self, spare: &mut Option<KBox<KVec<T>>>, new: Option<KBox<KVec<T>>>) {
+        let mut old = self.cur.replace(new).wait();
+        if let Some(b) = old.as_mut() {
+            b.clear();
+        }
+        if old.is_some() {
+            *spare = old;
+        }
     }
 }
