@@ -13,7 +13,7 @@ use crate::proto::msg::{check_pathname, Uuid, MAX_PATHS_NUM};
 use crate::proto::path_sel::{MpPolicy, PathIter, PathSnapshot, RrCursor};
 use crate::proto::state::CltState;
 use crate::rb::cpu::{current_cpu, nr_cpu_ids};
-use crate::rb::kvec::VecExt;
+use crate::rb::rcu::{self, new_rcu_vec, RcuVec, ReadGuard};
 use crate::rb::rdma::SockAddr;
 use crate::rb::rtrs_api::clt::{Attrs, CltLinkEv, LinkOps, OpenArgs, Permits, Request};
 use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
@@ -50,8 +50,10 @@ pub(crate) struct Core {
     pub(crate) max_reconnect_attempts: AtomicU32,
     pub(crate) mp_policy: AtomicU32,
     pub(crate) nr_poll_queues: u32,
+    /// The paths, as IO walks them without a lock (C's `paths_list`
+    /// under RCU): an IO neither locks nor takes a reference to pick one.
     #[pin]
-    pub(crate) paths: SpinLockIrq<KVec<Arc<Path>>>,
+    paths: RcuVec<Arc<Path>>,
     /// Per-CPU round-robin positions (`usize::MAX`: none).
     rr: KVec<AtomicUsize>,
     /// `paths_up`, which starts at `MAX_PATHS_NUM` while the session opens.
@@ -70,15 +72,19 @@ impl Core {
             .unwrap_or(MpPolicy::MinInflight)
     }
 
-    /// The paths an IO may try, in the order of the policy, as `Arc`s in
-    /// `out`; returns how many.
-    pub(crate) fn select(&self, out: &mut [Option<Arc<Path>>; MAX_SEL_PATHS]) -> usize {
+    /// The paths an IO may try, in the order of the policy, in `out`, for
+    /// as long as the read section `g` lasts; returns how many.
+    pub(crate) fn select<'a>(
+        &'a self,
+        g: &'a ReadGuard,
+        out: &mut [Option<&'a Path>; MAX_SEL_PATHS],
+    ) -> usize {
         let mut snaps = [PathSnapshot {
             connected: false,
             inflight: 0,
             latency_ns: 0,
         }; MAX_SEL_PATHS];
-        let paths = self.paths.lock();
+        let paths = self.paths.read(g);
         let n = paths.len().min(MAX_SEL_PATHS);
         for (s, p) in snaps.iter_mut().zip(paths.iter()) {
             *s = p.snapshot();
@@ -90,7 +96,7 @@ impl Core {
         let mut k = 0;
         for i in PathIter::new(&snaps[..n], self.policy(), &mut cursor) {
             if let (Some(o), Some(p)) = (out.get_mut(k), paths.get(i)) {
-                *o = Some(p.clone());
+                *o = Some(&**p);
                 k += 1;
             }
         }
@@ -146,28 +152,30 @@ impl Core {
         dst: SockAddr,
         dir: &Kobject<()>,
     ) -> Result {
-        let dup = core.paths.lock().iter().any(|p| {
-            let (psrc, pdst) = p.addrs();
-            same_addr(&pdst, &dst)
-                && match (src.as_ref(), psrc.as_ref()) {
-                    (Some(a), Some(b)) => same_addr(a, b),
-                    _ => true,
-                }
-        });
-        if dup {
-            pr_err!(
-                "<{}>: add_path: the session has a path to that address\n",
-                core.name
-            );
-            return Err(EEXIST);
-        }
         // The first path after all were removed is like a new session for
         // the server.
         let for_new = core.paths_num.load(Ordering::Relaxed) == 0;
         let path = Path::new(core, src, dst, for_new)?;
         // Added before init, since init fires the link events; IO does not
         // pick a path that is not connected.
-        core.paths.lock().push(path.clone(), GFP_ATOMIC)?;
+        core.paths.push_if(path.clone(), |paths| {
+            let dup = paths.iter().any(|p| {
+                let (psrc, pdst) = p.addrs();
+                same_addr(&pdst, &dst)
+                    && match (src.as_ref(), psrc.as_ref()) {
+                        (Some(a), Some(b)) => same_addr(a, b),
+                        _ => true,
+                    }
+            });
+            if dup {
+                pr_err!(
+                    "<{}>: add_path: the session has a path to that address\n",
+                    core.name
+                );
+                return Err(EEXIST);
+            }
+            Ok(())
+        })?;
         core.paths_num.fetch_add(1, Ordering::Relaxed);
         let ret = path.init().and_then(|()| PathFiles::add(dir, &path));
         if ret.is_err() {
@@ -179,18 +187,26 @@ impl Core {
     }
 
     /// Takes `path` out of the session (`rtrs_clt_remove_path_from_arr()`).
+    /// Sleeps: IO may walk the list until a grace period has passed.
     pub(crate) fn remove_path(&self, path: &Arc<Path>) {
-        let mut paths = self.paths.lock();
-        let before = paths.len();
-        paths.retain(|p| !Arc::ptr_eq(p, path));
-        if paths.len() != before {
-            self.paths_num.fetch_sub(1, Ordering::Relaxed);
+        match self.paths.retain(|p| !Arc::ptr_eq(p, path)) {
+            Ok(0) => {}
+            Ok(_) => {
+                self.paths_num.fetch_sub(1, Ordering::Relaxed);
+            }
+            // IO skips it: it is closed.
+            Err(e) => pr_err!(
+                "{}: cannot take the path out of the session's list: {}\n",
+                path.name(),
+                e.to_errno()
+            ),
         }
     }
 
     fn is_connected(&self) -> bool {
+        let g = rcu::read_lock();
         self.paths
-            .lock()
+            .read(&g)
             .iter()
             .any(|p| p.state() == CltState::Connected)
     }
@@ -211,8 +227,9 @@ impl Core {
     /// `rtrs_clt_rdma_cq_direct()`: polls poll queue `index` of a connected
     /// path; -1 if there is none.
     pub(crate) fn poll(&self, index: u32) -> i32 {
-        let mut paths: [Option<Arc<Path>>; MAX_SEL_PATHS] = Default::default();
-        let n = self.select(&mut paths);
+        let g = rcu::read_lock();
+        let mut paths: [Option<&Path>; MAX_SEL_PATHS] = [None; MAX_SEL_PATHS];
+        let n = self.select(&g, &mut paths);
         let mut cnt = -1;
         for p in paths[..n].iter().flatten() {
             if p.state() != CltState::Connected {
@@ -269,7 +286,7 @@ impl Sess {
                 max_reconnect_attempts: AtomicU32::new(args.max_reconnect_attempts as i32 as u32),
                 mp_policy: AtomicU32::new(MpPolicy::MinInflight.id() as u32),
                 nr_poll_queues: args.nr_poll_queues,
-                paths <- new_spinlock_irq!(KVec::with_capacity(MAX_PATHS_NUM, GFP_KERNEL)?, "rtrs_clt_paths"),
+                paths <- new_rcu_vec!("rtrs_clt_paths"),
                 rr,
                 paths_up <- new_mutex!(MAX_PATHS_NUM, "rtrs_clt_paths_up"),
                 paths_num: AtomicUsize::new(paths_num),
@@ -322,9 +339,9 @@ impl Sess {
     ) -> Result {
         for (i, (src, dst)) in paths.iter().enumerate() {
             let path = Path::new(core, *src, *dst, i == 0)?;
-            core.paths.lock().push(path.clone(), GFP_ATOMIC)?;
+            core.paths.push_if(path.clone(), |_| Ok(()))?;
             if let Err(e) = path.init().and_then(|()| dev.add_path_files(&path)) {
-                core.paths.lock().retain(|p| !Arc::ptr_eq(p, &path));
+                core.remove_path(&path);
                 path.close_conns(true);
                 PathFiles::remove(&path);
                 return Err(e);
@@ -339,7 +356,7 @@ impl Sess {
     /// running stores of its files).
     fn close_core(core: &Arc<Core>, dev: SessDev) {
         let dir = dev.close_paths_dir();
-        let paths = core::mem::take(&mut *core.paths.lock());
+        let paths = core.paths.take();
         for p in paths.iter() {
             p.close_conns(true);
             PathFiles::remove(p);
@@ -374,8 +391,9 @@ impl Sess {
             conf: Some(req.conf),
             sg: req.sg,
         };
-        let mut paths: [Option<Arc<Path>>; MAX_SEL_PATHS] = Default::default();
-        let n = self.core.select(&mut paths);
+        let g = rcu::read_lock();
+        let mut paths: [Option<&Path>; MAX_SEL_PATHS] = [None; MAX_SEL_PATHS];
+        let n = self.core.select(&g, &mut paths);
         let mut err = crate::rb::errno::ECONNABORTED();
         for p in paths[..n].iter().flatten() {
             if p.state() != CltState::Connected {
@@ -395,11 +413,12 @@ impl Sess {
 /// Fails an IO over to another path (`rtrs_clt_failover_req()`): `parts`
 /// and the user's message `usr` as they were on the failed path.
 pub(crate) fn failover(core: &Core, from: &Path, mut parts: Submit, usr: &[u8]) {
-    let mut paths: [Option<Arc<Path>>; MAX_SEL_PATHS] = Default::default();
-    let n = core.select(&mut paths);
+    let g = rcu::read_lock();
+    let mut paths: [Option<&Path>; MAX_SEL_PATHS] = [None; MAX_SEL_PATHS];
+    let n = core.select(&g, &mut paths);
     let mut err = crate::rb::errno::ECONNABORTED();
     for p in paths[..n].iter().flatten() {
-        if core::ptr::eq(&**p, from) || p.state() != CltState::Connected {
+        if core::ptr::eq(*p, from) || p.state() != CltState::Connected {
             continue;
         }
         let fill = |out: &mut [u8]| -> Result<usize> {
