@@ -197,17 +197,42 @@ impl<T> Drop for Retired<T> {
 
 /// A list that readers walk under a [`ReadGuard`] without a lock, and that
 /// writers, one at a time, change by publishing an edited copy, the old one
-/// freed after a grace period (C: a `list_head` with `list_add_tail_rcu()`,
-/// `list_del_rcu()` and `synchronize_rcu()`).
+/// reused or freed after a grace period (C: a `list_head` with
+/// `list_add_tail_rcu()`, `list_del_rcu()` and `synchronize_rcu()`).
 ///
 /// Removing does not allocate: the list as it was before the last change,
-/// emptied, is the buffer of the next copy. Order is kept.
+/// emptied, is the buffer of the next copy. Adding does not wait for a
+/// grace period, as `list_add_tail_rcu()` does not: the old copy's grace
+/// period is waited for when its buffer is next needed, usually long over
+/// by then. Order is kept.
 #[pin_data]
 pub struct RcuVec<T> {
     cur: RcuBox<KVec<T>>,
     /// Held by writers; the buffer for the next copy.
     #[pin]
-    spare: Mutex<Option<KBox<KVec<T>>>>,
+    spare: Mutex<Spare<T>>,
+}
+
+/// The list as it was before the last change of an [`RcuVec`], the buffer
+/// of the next copy. Readers may still see `buf` until the grace period
+/// that began at `cookie` is over; only a writer, who waits for it first,
+/// or the `RcuVec`'s drop (no reader can borrow it then) touches it.
+struct Spare<T> {
+    buf: Option<KBox<KVec<T>>>,
+    /// `get_state_synchronize_rcu()` when `buf` was the list.
+    cookie: kernel::ffi::c_ulong,
+}
+
+impl<T> Spare<T> {
+    /// Takes the buffer out once no reader sees it any more. Sleeps, unless
+    /// its grace period is over already.
+    fn take_quiet(&mut self) -> Option<KBox<KVec<T>>> {
+        let b = self.buf.take()?;
+        // SAFETY: always safe to call from process context, where the
+        // writers of an `RcuVec` run (they hold its mutex, and sleep).
+        unsafe { ffi::cond_synchronize_rcu(self.cookie) };
+        Some(b)
+    }
 }
 
 /// Creates an [`RcuVec`] initialiser; its writers' lock is named `$name`.
@@ -223,7 +248,7 @@ impl<T: Clone + Send + Sync> RcuVec<T> {
     pub fn new(name: &'static CStr, key: &'static LockClassKey) -> impl PinInit<Self> {
         pin_init!(Self {
             cur: RcuBox::empty(),
-            spare <- Mutex::new(None, name, key),
+            spare <- Mutex::new(Spare { buf: None, cookie: 0 }, name, key),
         })
     }
 
@@ -254,10 +279,12 @@ impl<T: Clone + Send + Sync> RcuVec<T> {
         };
         if let Err(e) = filled {
             buf.clear();
-            *spare = Some(buf);
+            spare.buf = Some(buf);
             return Err(e.into());
         }
-        self.publish(&mut spare, Some(buf));
+        // Every element of the old copy is in the new one: nothing goes,
+        // nobody has to wait.
+        self.publish(&mut spare, Some(buf), false);
         Ok(())
     }
 
@@ -298,31 +325,42 @@ impl<T: Clone + Send + Sync> RcuVec<T> {
         if kept == len || !copied {
             if let Some(mut b) = buf {
                 b.clear();
-                *spare = Some(b);
+                spare.buf = Some(b);
             }
             return if kept == len { Ok(0) } else { Err(ENOMEM) };
         }
-        self.publish(&mut spare, buf.filter(|b| !b.is_empty()));
+        // What was dropped goes once no reader sees it: callers rely on it
+        // being out of every reader's sight when this returns.
+        self.publish(&mut spare, buf.filter(|b| !b.is_empty()), true);
         Ok(len - kept)
     }
 
     /// Empties the list; returns what it held once no reader sees it.
     /// Sleeps.
     pub fn take(&self) -> KVec<T> {
-        let _w = self.spare.lock();
-        self.cur
+        let mut spare = self.spare.lock();
+        let v = self
+            .cur
             .replace(None)
             .wait()
-            .map_or_else(KVec::new, KBox::into_inner)
+            .map_or_else(KVec::new, KBox::into_inner);
+        // The spare's grace period began before the one just waited for:
+        // over too. Its elements go now, not with the `RcuVec`.
+        if let Some(b) = spare.buf.as_mut() {
+            b.clear();
+        }
+        v
     }
 
-    /// The spare buffer with room for `need` elements, or a new one.
-    fn buffer(spare: &mut Option<KBox<KVec<T>>>, need: usize) -> Result<KBox<KVec<T>>> {
-        match spare.take() {
+    /// The spare buffer, emptied, with room for `need` elements, or a new
+    /// one. Sleeps.
+    fn buffer(spare: &mut Spare<T>, need: usize) -> Result<KBox<KVec<T>>> {
+        match spare.take_quiet() {
             Some(mut b) => {
+                b.clear();
                 if b.capacity() < need {
                     if let Err(e) = b.reserve(need, GFP_KERNEL) {
-                        *spare = Some(b);
+                        spare.buf = Some(b);
                         return Err(e.into());
                     }
                 }
@@ -335,15 +373,26 @@ impl<T: Clone + Send + Sync> RcuVec<T> {
         }
     }
 
-    /// Makes `new` the list; keeps the old one, once no reader sees it, as
-    /// the spare (or `new`'s buffer, if there is no old one).
-    fn publish(&self, spare: &mut Option<KBox<KVec<T>>>, new: Option<KBox<KVec<T>>>) {
-        let mut old = self.cur.replace(new).wait();
-        if let Some(b) = old.as_mut() {
-            b.clear();
+    /// Makes `new` the list and keeps the old one as the spare (if there is
+    /// none, the spare stays empty: `new` took it). With `wait`, returns
+    /// once no reader sees the old list, its elements dropped; without,
+    /// its grace period is waited for when the spare is next used.
+    fn publish(&self, spare: &mut Spare<T>, new: Option<KBox<KVec<T>>>, wait: bool) {
+        let mut old = self.cur.replace(new);
+        if wait {
+            old.sync();
         }
-        if old.is_some() {
-            *spare = old;
+        let cookie = old.cookie;
+        // Taken out of `old`, whose drop then has nothing to wait for.
+        if let Some(mut b) = old.v.take() {
+            if wait {
+                b.clear();
+            }
+            // A spare left from before (`retain` of the last element uses
+            // none) goes after its own grace period.
+            drop(spare.take_quiet());
+            spare.buf = Some(b);
+            spare.cookie = cookie;
         }
     }
 }
