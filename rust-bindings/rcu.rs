@@ -373,10 +373,10 @@ impl<T: Clone + Send + Sync> RcuVec<T> {
         }
     }
 
-    /// Makes `new` the list and keeps the old one as the spare (if there is
-    /// none, the spare stays empty: `new` took it). With `wait`, returns
-    /// once no reader sees the old list, its elements dropped; without,
-    /// its grace period is waited for when the spare is next used.
+    /// Makes `new` the list and keeps the old one, if any, as the spare.
+    /// With `wait`, returns once no reader sees the old list, its elements
+    /// dropped; without, its grace period is waited for when the spare is
+    /// next used.
     fn publish(&self, spare: &mut Spare<T>, new: Option<KBox<KVec<T>>>, wait: bool) {
         let mut old = self.cur.replace(new);
         if wait {
