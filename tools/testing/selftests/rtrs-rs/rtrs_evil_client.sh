@@ -86,6 +86,27 @@ show_logs() {
 }
 check_on_fail=show_logs
 
+# The server's kernel reports since the test began, less one that C's server
+# may give in msg_at_chunk_end (see the table): the header's flags it reads
+# from past the chunk can say NEED_INVAL with no descriptor, and then it
+# warns in send_io_resp_imm() (WARN_ON_ONCE, rtrs-srv.c) as it answers.
+# That warning, between that scenario's mark and the next, is C's known
+# fault; any other report, or that one anywhere else, is a finding.
+srv_reports() {
+	dmesg | tac | sed '/rtrs-rs: selftest .*: begin$/q' | tac | awk '
+		/rtrs-rs: mark / { win = /mark evil-c-msg_at_chunk_end$/ }
+		win && /-+\[ cut here \]-+/ { cut = 1; known = 0; buf = ""; next }
+		cut {
+			if (/WARNING: .*rtrs-srv\.c:[0-9]+ send_io_resp_imm/) known = 1
+			buf = buf $0 "\n"
+			if (/---\[ end trace/) { if (!known) printf "%s", buf; cut = 0 }
+			next
+		}
+		{ print }
+		END { if (cut) printf "%s", buf }' |
+		grep -E 'WARNING:|BUG:|Oops|KASAN|lockdep|Call Trace'
+}
+
 # No path of the evil client left on the server.
 no_evil_path() { on_server "wait_for 30 eval '! ls -d /sys/class/rtrs-server/evil-* 2>/dev/null | grep -q .'"; }
 
@@ -128,6 +149,10 @@ for srv in rs c; do
 			skip "$srv server: $name: the server logs nothing for it"
 		fi
 		check "$srv server: $name: no evil path left on the server" no_evil_path
+		if [ $srv = c ] && [ $name = msg_at_chunk_end ] &&
+			on_server "kmsg_since $mark" | grep -q 'WARNING: .*send_io_resp_imm'; then
+			diag "c server: $name: C warned in send_io_resp_imm(): NEED_INVAL with no descriptor, read from past the chunk"
+		fi
 	done <<<"$scenarios"
 	touch $stop
 	wait $io_pid
@@ -141,5 +166,5 @@ for srv in rs c; do
 	check "$srv server: everything unloads on the server" \
 		on_server "$(declare -f unload_all); unload_all && ! lsmod | grep -q rtrs"
 done
-check "no kernel warnings" eval '! dmesg_bad && ! on_server dmesg_bad'
+check "no kernel warnings" eval '! dmesg_bad && ! on_server "$(declare -f srv_reports); srv_reports"'
 ktap_finish
