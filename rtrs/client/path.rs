@@ -21,12 +21,11 @@ use crate::proto::path_sel::PathSnapshot;
 use crate::proto::reconnect::{RECONNECT_BACKOFF_MS, RECONNECT_SEED};
 use crate::proto::state::CltState;
 use crate::rb::rcu::{self, RcuBox};
-use crate::rb::rdma::mr::DmaMappedSg;
 use crate::rb::rdma::{
-    Access, CmId, CmIdRef, Device, DmaAddr, DmaBuf, DmaDirection, Pd, SendFlags, SendOp, SendWr,
-    Sge, SockAddr,
+    Access, CmId, CmIdRef, Device, DmaAddr, DmaBuf, DmaDirection, MrMapping, Pd, SendFlags, SendOp,
+    SendWr, Sge, SockAddr,
 };
-use crate::rb::rtrs_api::clt::{ConType, Confirm, Dir, UserSg};
+use crate::rb::rtrs_api::clt::{ConType, Confirm, Dir, MappedSg, UserSg};
 use crate::rb::rtrs_api::core::import::addr_to_str;
 use crate::rb::sync::{new_spinlock_irq, new_waitable, SpinLockIrq, SpinLockIrqBackend, Waitable};
 use crate::rb::workqueue::{impl_has_delayed_work, DelayedWork, DelayedWorkItem};
@@ -906,9 +905,9 @@ impl Path {
             let rs = id.handler().reqs()?;
             let req = rs.reqs.get(parts.idx as usize).ok_or(EINVAL)?;
             self.check_size(rs, parts)?;
-            let (size, iu_addr, fr) = Self::claim(rs, req, parts, fill)?;
+            let (size, iu_addr, reg) = Self::claim(rs, req, parts, fill)?;
             self.inflight.fetch_add(1, Ordering::Relaxed);
-            let ret = self.post_req(id, rs, req, parts, size, iu_addr, fr);
+            let ret = self.post_req(id, rs, parts, size, iu_addr, reg);
             if ret.is_err() {
                 let mut st = req.st.lock();
                 st.in_use = false;
@@ -964,70 +963,33 @@ impl Path {
         Ok(())
     }
 
-    /// Takes slot `req` for the IO in `parts`, in one hold of its lock:
-    /// maps and registers the user's pages (fast registration), and writes
-    /// the user's message, then the RTRS message, into the slot's buffer.
-    /// Returns the messages' size, the buffer's DMA address and whether the
-    /// pages are registered. On error the slot stays free and `parts` keeps
-    /// the IO.
+    /// Takes slot `req` for the IO in `parts`: maps and registers the
+    /// user's pages (fast registration) and writes the user's message, then
+    /// the RTRS message, into the slot's buffer. The slot's lock is held
+    /// only to reserve the slot and to publish the IO into it; the work in
+    /// between runs with interrupts on, as C's does (its permit owns the
+    /// request). Returns the messages' size, the buffer's DMA address and
+    /// the registration, if the pages are registered. On error the slot
+    /// stays free and `parts` keeps the IO.
     fn claim(
         rs: &ReqSet,
         req: &super::req::Req,
         parts: &mut Submit,
         fill: &dyn Fn(&mut [u8]) -> Result<usize>,
-    ) -> Result<(usize, DmaAddr, bool)> {
-        let read = parts.dir == Dir::Read;
-        let mut st = req.st.lock();
-        if st.in_use {
-            return Err(EBUSY);
-        }
-        let mapped = match parts.sg.as_ref() {
-            Some(sg) => {
-                let dir = if read {
-                    DmaDirection::FromDevice
-                } else {
-                    DmaDirection::ToDevice
-                };
-                let m = sg.map(rs.pd.device(), dir)?;
-                let n = req.mr.map_sg(&m, m.dma_nents(), 4096)?;
-                if n != m.dma_nents() {
-                    return Err(EINVAL);
-                }
-                req.mr.inc_key();
-                Some(m)
+    ) -> Result<(usize, DmaAddr, Option<MrMapping>)> {
+        {
+            let mut st = req.st.lock();
+            if st.in_use || st.building {
+                return Err(EBUSY);
             }
-            None => None,
-        };
-        let fr = mapped.is_some();
-        let (size, iu_addr) = {
-            let mut iu = req.iu.lock();
-            let cap = iu.len();
-            let size = iu.fill(0, cap, |buf| {
-                let n = fill(buf)?;
-                let rest = buf.get_mut(n..).ok_or(EINVAL)?;
-                let m = if read {
-                    let desc = [SgDesc {
-                        addr: req.mr.mapping().0,
-                        key: req.mr.rkey(),
-                        len: req.mr.mapping().1 as u32,
-                    }];
-                    let msg = RdmaRead {
-                        usr_len: n as u16,
-                        flags: if fr { MSG_NEED_INVAL_F } else { 0 },
-                        descs: if fr {
-                            SgList::new(&desc)
-                        } else {
-                            SgList::empty()
-                        },
-                    };
-                    msg.encode(rest).map_err(kerr)?
-                } else {
-                    RdmaWrite { usr_len: n as u16 }.encode(rest).map_err(kerr)?
-                };
-                Ok(n + m)
-            })?;
-            (size, iu.dma_addr(0)?)
-        };
+            st.building = true;
+        }
+        // While `building`, nothing but this call touches the slot's MR
+        // and buffer: completions and failover look only at slots in use.
+        let built = Self::build(rs, req, parts, fill);
+        let mut st = req.st.lock();
+        st.building = false;
+        let (size, iu_addr, mapped, reg) = built?;
         st.in_use = true;
         st.dir = parts.dir;
         st.data_len = parts.data_len;
@@ -1038,22 +1000,70 @@ impl Path {
         st.conf = parts.conf.take();
         st.sg = parts.sg.take();
         st.mapped = mapped;
-        st.need_inval = fr;
+        st.need_inval = reg.is_some();
         st.pending = None;
-        Ok((size, iu_addr, fr))
+        Ok((size, iu_addr, reg))
+    }
+
+    /// The work of [`Path::claim`] on a reserved slot. On error the pages
+    /// are unmapped again.
+    fn build(
+        rs: &ReqSet,
+        req: &super::req::Req,
+        parts: &Submit,
+        fill: &dyn Fn(&mut [u8]) -> Result<usize>,
+    ) -> Result<(usize, DmaAddr, Option<MappedSg>, Option<MrMapping>)> {
+        let read = parts.dir == Dir::Read;
+        let (mapped, reg) = match parts.sg.as_ref() {
+            Some(sg) => {
+                let dir = if read {
+                    DmaDirection::FromDevice
+                } else {
+                    DmaDirection::ToDevice
+                };
+                let m = sg.map(rs.pd.device(), dir)?;
+                let reg = req.mr.map_sg_next_key(&m, 4096)?;
+                (Some(m), Some(reg))
+            }
+            None => (None, None),
+        };
+        let mut iu = req.iu.lock();
+        let cap = iu.len();
+        let size = iu.fill(0, cap, |buf| {
+            let n = fill(buf)?;
+            let rest = buf.get_mut(n..).ok_or(EINVAL)?;
+            let m = if read {
+                let desc = reg.map(|r| SgDesc {
+                    addr: r.iova,
+                    key: r.rkey,
+                    len: r.length as u32,
+                });
+                let msg = RdmaRead {
+                    usr_len: n as u16,
+                    flags: if desc.is_some() { MSG_NEED_INVAL_F } else { 0 },
+                    descs: match desc.as_ref() {
+                        Some(d) => SgList::new(core::slice::from_ref(d)),
+                        None => SgList::empty(),
+                    },
+                };
+                msg.encode(rest).map_err(kerr)?
+            } else {
+                RdmaWrite { usr_len: n as u16 }.encode(rest).map_err(kerr)?
+            };
+            Ok(n + m)
+        })?;
+        Ok((size, iu.dma_addr(0)?, mapped, reg))
     }
 
     /// Posts the IO of slot `req`, which [`Path::claim`] prepared.
-    #[allow(clippy::too_many_arguments)]
     fn post_req(
         &self,
         id: &CmIdRef<Con>,
         rs: &ReqSet,
-        req: &super::req::Req,
         parts: &Submit,
         size: usize,
         iu_addr: DmaAddr,
-        fr: bool,
+        reg: Option<MrMapping>,
     ) -> Result {
         let read = parts.dir == Dir::Read;
         let lkey = rs.pd.local_dma_lkey();
@@ -1072,7 +1082,7 @@ impl Path {
                 imm,
             };
             let access = Access::LOCAL_WRITE.union(Access::REMOTE_WRITE);
-            if fr {
+            if reg.is_some() {
                 id.post_send(|h: &Con| {
                     let r = h.reqs()?.reqs.get(i).ok_or(EINVAL)?;
                     Ok([
@@ -1098,8 +1108,8 @@ impl Path {
                 imm,
             };
             let iu_sge = Sge::new(iu_addr, size as u32, lkey);
-            if fr {
-                let sge = [req.mr.sge(), iu_sge];
+            if let Some(reg) = reg {
+                let sge = [reg.sge(), iu_sge];
                 id.post_send(|h: &Con| {
                     let r = h.reqs()?.reqs.get(i).ok_or(EINVAL)?;
                     Ok([

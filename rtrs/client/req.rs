@@ -20,7 +20,11 @@ use kernel::sync::Arc;
 
 /// What a request slot knows about its IO.
 pub(crate) struct ReqState {
+    /// An IO is in the slot: posted, or about to be.
     pub(crate) in_use: bool,
+    /// [`Path::claim`] reserved the slot and is filling it (its MR and
+    /// buffer belong to that call until it sets `in_use`).
+    pub(crate) building: bool,
     pub(crate) dir: Dir,
     pub(crate) data_len: usize,
     pub(crate) usr_len: usize,
@@ -41,6 +45,7 @@ impl ReqState {
     fn idle() -> Self {
         Self {
             in_use: false,
+            building: false,
             dir: Dir::Read,
             data_len: 0,
             usr_len: 0,

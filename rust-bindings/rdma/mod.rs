@@ -24,6 +24,6 @@ pub use cm::{
 pub use cq::{Cqe, CqeHandler, PollContext, Wc, WcOpcode};
 pub use device::{Device, DeviceRef};
 pub use dma::{DmaAddr, DmaBuf, DmaDirection};
-pub use mr::Mr;
+pub use mr::{Mr, MrMapping};
 pub use pd::Pd;
 pub use wr::{Access, RecvWr, SendFlags, SendOp, SendWr, Sge};

@@ -82,34 +82,47 @@ impl Mr {
         self.rkey.load(Ordering::Acquire)
     }
 
-    /// The current local key (equal to the rkey for fast-reg MRs).
-    pub fn lkey(&self) -> u32 {
-        let _g = self.lock.lock();
-        // SAFETY: `mr` is live; its key changes only under `lock`, held.
-        unsafe { (*self.as_raw()).lkey }
-    }
-
-    /// Maps the first `nents` DMA entries of `sg` into the MR, in pages of
-    /// `page_size`, and returns how many entries were mapped. The mapping
-    /// takes effect with the next REG_MR work request.
+    /// Maps all DMA entries of `sg` into the MR, in pages of `page_size`,
+    /// then moves the key on as [`Mr::inc_key`] does, in one hold of the
+    /// lock: how a client registers a request's pages (`ib_map_mr_sg()`,
+    /// then `ib_update_fast_reg_key()`). Returns what the MR then
+    /// registers, which takes effect with the next REG_MR work request;
+    /// `EINVAL` if the driver mapped fewer entries.
     ///
     /// Does not sleep, so it may run in the IO path (as C RTRS's client
     /// maps every request); for that, `page_size` is at most `PAGE_SIZE`
     /// (else `EINVAL`): with larger pages a driver may allocate (rxe grows
     /// its page list), which is what [`Mr::map_sg_owned`] is for.
-    pub fn map_sg(&self, sg: &impl DmaMappedSg, nents: u32, page_size: u32) -> Result<u32> {
+    pub fn map_sg_next_key(&self, sg: &impl DmaMappedSg, page_size: u32) -> Result<MrMapping> {
         if page_size as usize > kernel::page::PAGE_SIZE {
             return Err(EINVAL);
         }
+        let nents = sg.dma_nents();
         let _g = self.lock.lock();
         // SAFETY: the MR's state changes under `lock`, held.
-        unsafe { self.map_sg_raw(sg, nents, page_size) }
+        if unsafe { self.map_sg_raw(sg, nents, page_size) }? != nents {
+            return Err(EINVAL);
+        }
+        // SAFETY: `lock` is held.
+        let rkey = unsafe { self.inc_key_locked() };
+        // SAFETY: `mr` is live; its fields change only under `lock`, held.
+        let (iova, length, lkey) = unsafe {
+            let mr = &*self.as_raw();
+            (mr.iova, mr.length, mr.lkey)
+        };
+        Ok(MrMapping {
+            iova,
+            length,
+            rkey,
+            lkey,
+        })
     }
 
-    /// As [`Mr::map_sg`], with pages of any size, for an MR nobody else
-    /// uses yet (a chunk MR set up with its session): `&mut self` excludes
-    /// every other user, so no lock is held and the driver may sleep. May
-    /// sleep.
+    /// Maps the first `nents` DMA entries of `sg` as
+    /// [`Mr::map_sg_next_key`] does, with pages of any size and no new key,
+    /// for an MR nobody else uses yet (a chunk MR set up with its session):
+    /// `&mut self` excludes every other user, so no lock is held and the
+    /// driver may sleep. May sleep.
     pub fn map_sg_owned(
         &mut self,
         sg: &impl DmaMappedSg,
@@ -148,21 +161,6 @@ impl Mr {
         Ok(n as u32)
     }
 
-    /// An SGE over what the MR registers now (its iova, length and lkey),
-    /// for a work request that sends from or receives into it.
-    pub fn sge(&self) -> super::wr::Sge {
-        let _g = self.lock.lock();
-        // SAFETY: `mr` is live; the fields change only under `lock`, held.
-        let (iova, len, lkey) = unsafe {
-            (
-                (*self.as_raw()).iova,
-                (*self.as_raw()).length,
-                (*self.as_raw()).lkey,
-            )
-        };
-        super::wr::Sge::from_mr(iova, len as u32, lkey)
-    }
-
     /// Bus address and length the MR maps now (`iova`, `length`).
     pub fn mapping(&self) -> (u64, u64) {
         let _g = self.lock.lock();
@@ -174,7 +172,18 @@ impl Mr {
     /// before each re-registration so stale remote accesses fail.
     pub fn inc_key(&self) -> u32 {
         let _g = self.lock.lock();
-        // SAFETY: `mr` is live; the key changes only under `lock`, held.
+        // SAFETY: `lock` is held.
+        unsafe { self.inc_key_locked() }
+    }
+
+    /// [`Mr::inc_key`] with the lock already held.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds `lock`.
+    unsafe fn inc_key_locked(&self) -> u32 {
+        // SAFETY: `mr` is live; the key changes only under `lock`, which the
+        // caller holds.
         let rkey = unsafe { (*self.as_raw()).rkey };
         let next = ((rkey & 0xff) as u8).wrapping_add(1);
         // SAFETY: as above.
@@ -183,6 +192,27 @@ impl Mr {
         let new = unsafe { (*self.as_raw()).rkey };
         self.rkey.store(new, Ordering::Release);
         new
+    }
+}
+
+/// What an MR registers after [`Mr::map_sg_next_key`]: the values a
+/// request's descriptor and SGE carry.
+#[derive(Clone, Copy)]
+pub struct MrMapping {
+    /// Start of the registration in the MR's address space.
+    pub iova: u64,
+    /// Its length in bytes.
+    pub length: u64,
+    /// The new remote key.
+    pub rkey: u32,
+    lkey: u32,
+}
+
+impl MrMapping {
+    /// An SGE over the whole registration, for a work request that sends
+    /// from it.
+    pub fn sge(&self) -> super::wr::Sge {
+        super::wr::Sge::from_mr(self.iova, self.length as u32, self.lkey)
     }
 }
 
