@@ -185,19 +185,23 @@ impl Req {
         Self::finish(st, path, errno, notify);
     }
 
-    /// Ends the IO: unmaps the user's pages, frees the slot, confirms.
+    /// Ends the IO: frees the slot, unmaps the user's pages (outside the
+    /// slot's lock, as C unmaps with no lock held), confirms.
     fn finish(
         mut st: kernel::sync::lock::Guard<'_, ReqState, crate::rb::sync::SpinLockIrqBackend>,
         path: &Path,
         errno: i32,
         notify: bool,
     ) {
-        st.mapped = None;
-        st.sg = None;
+        let mapped = st.mapped.take();
+        let sg = st.sg.take();
         st.in_use = false;
         let conf = st.conf.take();
         let dir = st.dir;
         drop(st);
+        // The pages are unmapped before the user hears of the IO.
+        drop(mapped);
+        drop(sg);
         path.inflight_dec();
         if errno != 0 {
             pr_err!(
