@@ -911,11 +911,13 @@ impl Path {
             if ret.is_err() {
                 let mut st = req.st.lock();
                 st.in_use = false;
-                st.mapped = None;
+                let mapped = st.mapped.take();
                 st.need_inval = false;
                 parts.conf = st.conf.take();
                 parts.sg = st.sg.take();
                 drop(st);
+                // Unmapped outside the slot's lock, as in `Req::finish()`.
+                drop(mapped);
                 self.inflight.fetch_sub(1, Ordering::Relaxed);
             } else {
                 let d = (parts.dir == Dir::Write) as usize;

@@ -232,7 +232,7 @@ impl Req {
         if !st.in_use {
             return None;
         }
-        st.mapped = None;
+        let mapped = st.mapped.take();
         st.in_use = false;
         st.pending = None;
         let parts = super::path::Submit {
@@ -248,6 +248,7 @@ impl Req {
         };
         let usr_len = st.usr_len;
         drop(st);
+        drop(mapped);
         path.inflight_dec();
         usr.clear();
         if usr.extend_with(usr_len, 0, GFP_KERNEL).is_ok() {

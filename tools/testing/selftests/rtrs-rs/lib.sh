@@ -253,9 +253,6 @@ dmesg_bad() {
 		grep -E 'WARNING:|BUG:|Oops|KASAN|lockdep|Call Trace'
 }
 
-# Whether this guest's kernel has KASAN (the debug profile's does).
-kasan_on() { grep -q ' kasan_report$' /proc/kallsyms; }
-
 # Kernel log since a marker: kmsg_mark <tag> writes one, kmsg_since <tag>
 # prints what came after the last one.
 kmsg_mark() { echo "rtrs-rs: mark $1" >/dev/kmsg; }
