@@ -4,10 +4,12 @@
 //! an RTRS session, the Rust drop-in for the C `rnbd-client.ko` of Linux
 //! 6.12 (same sysfs files, same wire protocol), on either RTRS client.
 
+#![deny(unsafe_code)]
+
 use kernel::prelude::*;
 
 #[path = "../rust-bindings/lib.rs"]
-#[allow(dead_code, unreachable_pub)]
+#[allow(dead_code, unreachable_pub, unsafe_code)]
 mod rb;
 
 #[path = "proto/mod.rs"]

@@ -6,10 +6,12 @@
 //! Wire-, parameter- and sysfs-compatible with the C `rnbd-server.ko` of
 //! Linux 6.12.
 
+#![deny(unsafe_code)]
+
 use kernel::prelude::*;
 
 #[path = "../rust-bindings/lib.rs"]
-#[allow(dead_code, unreachable_pub)]
+#[allow(dead_code, unreachable_pub, unsafe_code)]
 mod rb;
 
 #[path = "proto/mod.rs"]

@@ -9,11 +9,13 @@
 
 // `pin_init!` of a path, with its many fields, recurses deeply.
 #![recursion_limit = "512"]
+// `unsafe` only in `client::abi`, the C ABI this module exports.
+#![deny(unsafe_code)]
 
 use kernel::prelude::*;
 
 #[path = "../rust-bindings/lib.rs"]
-#[allow(dead_code, unreachable_pub)]
+#[allow(dead_code, unreachable_pub, unsafe_code)]
 mod rb;
 
 #[path = "proto/mod.rs"]
@@ -33,8 +35,6 @@ module! {
     description: "RDMA Transport Client",
     license: "GPL",
 }
-
-rb::rtrs_api::clt::export_rtrs_clt!(client::Api);
 
 struct RtrsClient;
 

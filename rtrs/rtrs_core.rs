@@ -8,10 +8,13 @@
 //! exports the same address functions; the shared transport code is compiled
 //! into the client and server modules instead (`rtrs/common/`).
 
+// `unsafe` only in `abi`, the C ABI this module exports.
+#![deny(unsafe_code)]
+
 use kernel::prelude::*;
 
 #[path = "../rust-bindings/lib.rs"]
-#[allow(dead_code, unreachable_pub)]
+#[allow(dead_code, unreachable_pub, unsafe_code)]
 mod rb;
 
 #[path = "proto/mod.rs"]
@@ -21,6 +24,9 @@ mod proto;
 #[allow(dead_code, unreachable_pub)]
 mod common;
 
+#[path = "core/abi.rs"]
+#[allow(unsafe_code)]
+mod abi;
 #[path = "core/api.rs"]
 mod api;
 
@@ -31,8 +37,6 @@ module! {
     description: "RDMA Transport Core",
     license: "GPL",
 }
-
-rb::rtrs_api::core::export_rtrs_core!(api::Core);
 
 struct RtrsCore;
 

@@ -8,11 +8,13 @@
 
 // `pin_init!` of a path, with its many fields, recurses deeply.
 #![recursion_limit = "256"]
+// `unsafe` only in `server::abi`, the C ABI this module exports.
+#![deny(unsafe_code)]
 
 use kernel::prelude::*;
 
 #[path = "../rust-bindings/lib.rs"]
-#[allow(dead_code, unreachable_pub)]
+#[allow(dead_code, unreachable_pub, unsafe_code)]
 mod rb;
 
 #[path = "proto/mod.rs"]
@@ -32,8 +34,6 @@ module! {
     description: "RDMA Transport Server",
     license: "GPL",
 }
-
-rb::rtrs_api::srv::export_rtrs_srv!(server::Api);
 
 struct RtrsServer;
 

@@ -24,7 +24,6 @@ pub mod random;
 pub mod ratelimit;
 pub mod rcu;
 pub mod rdma;
-pub mod rtrs_api;
 pub mod rtrs_user;
 pub mod sync;
 pub mod sysfs;

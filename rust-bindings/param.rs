@@ -456,6 +456,9 @@ macro_rules! module_param {
         $(#[$meta])*
         $vis static $id: $ty = $init;
 
+        // The macro is the audited place (a `KernelParam` is built only by
+        // `KernelParam::new` for its own static); its user needs no `unsafe`.
+        #[allow(unsafe_code)]
         const _: () = {
             use $crate::rb::param as __param;
 

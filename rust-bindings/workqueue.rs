@@ -114,6 +114,8 @@ macro_rules! impl_has_delayed_work {
     (impl HasDelayedWork<$id:literal> for $t:ty { self.$field:ident }) => {
         // SAFETY: the offset is that of the named field, whose type is checked
         // to be `DelayedWork<Self, $id>` below.
+        // The macro is the audited place; its user needs no `unsafe`.
+        #[allow(unsafe_code)]
         unsafe impl $crate::rb::workqueue::HasDelayedWork<$id> for $t {
             const OFFSET: usize = {
                 fn _check(t: &$t) -> &$crate::rb::workqueue::DelayedWork<$t, $id> {

@@ -16,43 +16,10 @@
 //! a request's state lock covers its bookkeeping. Order: `Core::paths` >
 //! connection slot > request state.
 
+#[allow(unsafe_code)]
+pub(crate) mod abi;
 pub(crate) mod conn;
 pub(crate) mod path;
 pub(crate) mod req;
 pub(crate) mod sess;
 pub(crate) mod sysfs;
-
-use crate::rb::rtrs_api::clt::{Attrs, ClientApi, OpenArgs, Permits, Request};
-use kernel::prelude::*;
-use kernel::sync::Arc;
-
-/// The implementation of the exported API.
-pub(crate) struct Api;
-
-impl ClientApi for Api {
-    type Sess = sess::Sess;
-
-    fn open(args: OpenArgs<'_>) -> Result<Arc<sess::Sess>> {
-        sess::Sess::open(args)
-    }
-
-    fn close(sess: Arc<sess::Sess>) {
-        sess.close();
-    }
-
-    fn permits(sess: &sess::Sess) -> &Permits {
-        &sess.permits
-    }
-
-    fn request(sess: &sess::Sess, req: Request<'_>) -> Result {
-        sess.request(req)
-    }
-
-    fn rdma_cq_direct(sess: &sess::Sess, index: u32) -> i32 {
-        sess.core.poll(index)
-    }
-
-    fn query(sess: &sess::Sess) -> Result<Attrs> {
-        sess.core.query()
-    }
-}

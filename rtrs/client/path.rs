@@ -22,11 +22,11 @@ use crate::proto::reconnect::{RECONNECT_BACKOFF_MS, RECONNECT_SEED};
 use crate::proto::state::CltState;
 use crate::rb::rcu::{self, RcuBox};
 use crate::rb::rdma::{
-    Access, CmId, CmIdRef, Device, DmaAddr, DmaBuf, DmaDirection, MrMapping, Pd, SendFlags, SendOp,
-    SendWr, Sge, SockAddr,
+    Access, BorrowedSg, CmId, CmIdRef, Device, DmaAddr, DmaBuf, DmaDirection, MappedSg, MrMapping,
+    Pd, SendFlags, SendOp, SendWr, Sge, SockAddr,
 };
-use crate::rb::rtrs_api::clt::{ConType, Confirm, Dir, MappedSg, UserSg};
-use crate::rb::rtrs_api::core::import::addr_to_str;
+use super::abi::{ConType, Confirm, Dir};
+use crate::rb::rtrs_user::addr::addr_to_str;
 use crate::rb::sync::{new_spinlock_irq, new_waitable, SpinLockIrq, SpinLockIrqBackend, Waitable};
 use crate::rb::workqueue::{impl_has_delayed_work, DelayedWork, DelayedWorkItem};
 use core::sync::atomic::{
@@ -58,7 +58,7 @@ pub(crate) struct Submit {
     pub(crate) data_len: usize,
     pub(crate) usr_len: usize,
     pub(crate) conf: Option<Confirm>,
-    pub(crate) sg: Option<UserSg>,
+    pub(crate) sg: Option<BorrowedSg>,
 }
 
 /// What the server told on the first connection (CON_RSP).

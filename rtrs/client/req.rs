@@ -12,7 +12,8 @@ use crate::rb::kvec::VecExt;
 use crate::rb::ratelimit::pr_err_ratelimited;
 use crate::rb::rdma::cq::impl_has_cqe;
 use crate::rb::rdma::{CmIdRef, Cqe, CqeHandler, DmaBuf, DmaDirection, Mr, Pd, Wc};
-use crate::rb::rtrs_api::clt::{Confirm, Dir, MappedSg, UserSg};
+use super::abi::{ConType, Confirm, Dir};
+use crate::rb::rdma::{BorrowedSg, MappedSg};
 use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::prelude::*;
@@ -28,11 +29,11 @@ pub(crate) struct ReqState {
     pub(crate) dir: Dir,
     pub(crate) data_len: usize,
     pub(crate) usr_len: usize,
-    pub(crate) con_type: crate::rb::rtrs_api::clt::ConType,
+    pub(crate) con_type: ConType,
     pub(crate) cpu: u32,
     pub(crate) mem_off: u32,
     pub(crate) conf: Option<Confirm>,
-    pub(crate) sg: Option<UserSg>,
+    pub(crate) sg: Option<BorrowedSg>,
     pub(crate) mapped: Option<MappedSg>,
     /// The MR still registers the user's pages: invalidate it before the
     /// pages go back (the server did not with SEND_WITH_INV).
@@ -49,7 +50,7 @@ impl ReqState {
             dir: Dir::Read,
             data_len: 0,
             usr_len: 0,
-            con_type: crate::rb::rtrs_api::clt::ConType::Io,
+            con_type: ConType::Io,
             cpu: 0,
             mem_off: 0,
             conf: None,

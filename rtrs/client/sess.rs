@@ -15,7 +15,7 @@ use crate::proto::state::CltState;
 use crate::rb::cpu::{current_cpu, nr_cpu_ids};
 use crate::rb::rcu::{self, new_rcu_vec, RcuVec, ReadGuard};
 use crate::rb::rdma::SockAddr;
-use crate::rb::rtrs_api::clt::{Attrs, CltLinkEv, LinkOps, OpenArgs, Permits, Request};
+use super::abi::{Attrs, CltLinkEv, LinkOps, OpenArgs, Permits, Request};
 use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use crate::rb::sysfs::Kobject;
 use crate::rb::workqueue::OwnedQueue;

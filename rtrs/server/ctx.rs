@@ -6,11 +6,10 @@
 use super::params::{Params, MAX_HDR_SIZE};
 use super::path::Path;
 use super::sess::Session;
-use super::Api;
 use crate::proto::msg::{ConnReq, ConnReqFault, ConnRsp, PROTO_VER_MAJOR};
 use crate::rb::kvec::VecExt;
 use crate::rb::rdma::{ConnectRequest, ListenHandler, Listener, SockAddr};
-use crate::rb::rtrs_api::srv::UpperOps;
+use super::abi::UpperOps;
 use crate::rb::workqueue::OwnedQueue;
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::prelude::*;
@@ -21,7 +20,7 @@ use kernel::{c_str, new_mutex};
 #[pin_data]
 pub(crate) struct Ctx {
     /// The upper layer's callbacks.
-    pub(crate) upper: UpperOps<Api>,
+    pub(crate) upper: UpperOps,
     /// The module parameters, as they were at `rtrs_srv_open`.
     pub(crate) params: Params,
     /// Where paths close and heartbeats run (`rtrs_server_wq`).
@@ -37,7 +36,7 @@ pub(crate) struct Ctx {
 }
 
 impl Ctx {
-    pub(crate) fn open(upper: UpperOps<Api>, port: u16) -> Result<Arc<Self>> {
+    pub(crate) fn open(upper: UpperOps, port: u16) -> Result<Arc<Self>> {
         let params = Params::get();
         let ctx = Arc::pin_init(
             try_pin_init!(Ctx {

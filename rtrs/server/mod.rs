@@ -14,54 +14,11 @@
 //! per-connection slot locks and per-path state lock are leaves (irq-safe:
 //! IO responses come from any context).
 
+#[allow(unsafe_code)]
+pub(crate) mod abi;
 pub(crate) mod conn;
 pub(crate) mod ctx;
 pub(crate) mod params;
 pub(crate) mod path;
 pub(crate) mod sess;
 pub(crate) mod sysfs;
-
-use crate::rb::rtrs_api::srv::{copy_name, OpSlots, ServerApi, UpperOps, UpperPriv};
-use kernel::prelude::*;
-use kernel::sync::Arc;
-
-/// The implementation of the exported API.
-pub(crate) struct Api;
-
-impl ServerApi for Api {
-    type Ctx = ctx::Ctx;
-    type Sess = sess::Session;
-    type Path = path::Path;
-
-    fn open(ops: UpperOps<Self>, port: u16) -> Result<Arc<ctx::Ctx>> {
-        ctx::Ctx::open(ops, port)
-    }
-
-    fn close(ctx: Arc<ctx::Ctx>) {
-        ctx.close();
-    }
-
-    fn op_slots(path: &path::Path) -> &OpSlots<path::Path> {
-        &path.ops
-    }
-
-    fn resp_rdma(path: &Arc<path::Path>, idx: u32, status: i32) -> bool {
-        path::Path::resp_rdma(path, idx, status)
-    }
-
-    fn set_sess_priv(sess: &sess::Session, priv_: UpperPriv) {
-        *sess.priv_.lock() = priv_;
-    }
-
-    fn get_path_name(sess: &sess::Session, out: &mut [u8]) -> Result {
-        let name = sess
-            .connected_path_name()
-            .ok_or_else(crate::rb::errno::ENOTCONN)?;
-        copy_name(name.as_bytes(), out);
-        Ok(())
-    }
-
-    fn get_queue_depth(sess: &sess::Session) -> i32 {
-        sess.queue_depth as i32
-    }
-}

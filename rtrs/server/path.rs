@@ -4,6 +4,7 @@
 //! connections, the MRs that register the session's chunks on its device,
 //! the IO slots handed to the upper layer, its heartbeat and its close.
 
+use super::abi::OpSlots;
 use super::conn::Con;
 use super::sess::Session;
 use super::sysfs::PathFiles;
@@ -28,8 +29,7 @@ use crate::rb::rdma::{
     Access, CmId, CmIdRef, ConnectRequest, Cqe, CqeHandler, DmaBuf, DmaDirection, Mr, Pd,
     PollContext, RecvWr, SendFlags, SendOp, SendWr, Sge, SockAddr, Wc,
 };
-use crate::rb::rtrs_api::core::import::addr_to_str;
-use crate::rb::rtrs_api::srv::OpSlots;
+use crate::rb::rtrs_user::addr::addr_to_str;
 use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use crate::rb::workqueue::{impl_has_delayed_work, DelayedWork, DelayedWorkItem};
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicU8, Ordering};

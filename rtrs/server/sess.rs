@@ -10,7 +10,7 @@ use super::sysfs::SessFiles;
 use crate::proto::msg::Uuid;
 use crate::proto::state::SrvState;
 use crate::rb::rdma::chunk::ChunkPages;
-use crate::rb::rtrs_api::srv::{SrvLinkEv, UpperPriv};
+use super::abi::{SrvLinkEv, UpperPriv};
 use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use kernel::new_mutex;
 use kernel::prelude::*;

@@ -20,7 +20,7 @@ use crate::proto::kstr::sysfs_streq;
 use crate::proto::msg::NAME_MAX;
 use crate::rb::global::Global;
 use crate::rb::rdma::SockAddr;
-use crate::rb::rtrs_api::core::import::{addr_to_str, sockaddr_to_str};
+use crate::rb::rtrs_user::addr::{addr_to_str, sockaddr_to_str};
 use crate::rb::sysfs::{attributes, Attribute, Attributes, Class, Device, Kobject, Page, Store};
 use core::fmt::Write;
 use core::sync::atomic::Ordering;

@@ -25,6 +25,8 @@
 //!
 //! Unloading closes the session.
 
+#![deny(unsafe_code)]
+
 use core::fmt::Write;
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::c_str;
@@ -34,7 +36,7 @@ use kernel::str::{BStr, CStr};
 use kernel::sync::{Arc, ArcBorrow};
 
 #[path = "../../rust-bindings/lib.rs"]
-#[allow(dead_code, unreachable_pub)]
+#[allow(dead_code, unreachable_pub, unsafe_code)]
 mod rb;
 
 // Each side uses its half (the client encodes, the server decodes).

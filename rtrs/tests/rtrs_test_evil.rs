@@ -14,6 +14,8 @@
 //! connection of the scenario is gone when the write returns. The
 //! scenarios are [`SCENARIOS`].
 
+#![deny(unsafe_code)]
+
 use core::fmt::Write;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::c_str;
@@ -23,7 +25,7 @@ use kernel::sync::{Arc, Mutex};
 use kernel::{new_mutex, try_pin_init};
 
 #[path = "../../rust-bindings/lib.rs"]
-#[allow(dead_code, unreachable_pub)]
+#[allow(dead_code, unreachable_pub, unsafe_code)]
 mod rb;
 
 #[path = "../proto/mod.rs"]

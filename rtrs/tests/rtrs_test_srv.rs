@@ -13,6 +13,8 @@
 //! `rtrs_test_evil.rs`). Each session's counts are logged when it goes
 //! down.
 
+#![deny(unsafe_code)]
+
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::alloc::VVec;
 use kernel::prelude::*;
@@ -20,7 +22,7 @@ use kernel::str::BStr;
 use kernel::sync::{Arc, ArcBorrow, Mutex};
 
 #[path = "../../rust-bindings/lib.rs"]
-#[allow(dead_code, unreachable_pub)]
+#[allow(dead_code, unreachable_pub, unsafe_code)]
 mod rb;
 
 // Each side uses its half (the client encodes, the server decodes).

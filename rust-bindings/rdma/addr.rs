@@ -103,6 +103,37 @@ impl SockAddr {
         Self(unsafe { core::ptr::read(ptr) })
     }
 
+    /// Copy of the socket address a C caller passed: as many bytes as its
+    /// family's structure has (`sockaddr_in`, `sockaddr_in6`, `sockaddr_ib`;
+    /// a plain `sockaddr` for others).
+    ///
+    /// # Safety
+    ///
+    /// `p` points to a valid socket address of its family's size.
+    pub unsafe fn from_c(p: *const ffi::sockaddr) -> Self {
+        // SAFETY: the family is readable in any socket address (function
+        // contract).
+        let family = u32::from(unsafe { (*p).sa_family });
+        let len = match family {
+            ffi::AF_INET => core::mem::size_of::<ffi::sockaddr_in>(),
+            ffi::AF_INET6 => core::mem::size_of::<ffi::sockaddr_in6>(),
+            ffi::AF_IB => core::mem::size_of::<ffi::sockaddr_ib>(),
+            _ => core::mem::size_of::<ffi::sockaddr>(),
+        };
+        // SAFETY: all-zero is a valid storage.
+        let mut st: ffi::__kernel_sockaddr_storage = unsafe { core::mem::zeroed() };
+        // SAFETY: `len` bytes are readable at `p` (function contract), and
+        // they fit the storage, which no other reference points to.
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                p.cast::<u8>(),
+                core::ptr::addr_of_mut!(st).cast::<u8>(),
+                len,
+            )
+        };
+        Self(st)
+    }
+
     /// The address for a C function that takes a non-const pointer but
     /// only reads through it (`rtrs_clt_open`'s `struct rtrs_addr`).
     pub(crate) fn as_storage_ptr(&self) -> *mut ffi::__kernel_sockaddr_storage {

@@ -170,6 +170,8 @@ macro_rules! impl_has_cqe {
     (impl HasCqe<$id:literal> for $t:ty { self.$field:ident }) => {
         // SAFETY: the offset is that of the named field, whose type is
         // checked to be `Cqe<Self, $id>` by the assignment below.
+        // The macro is the audited place; its user needs no `unsafe`.
+        #[allow(unsafe_code)]
         unsafe impl $crate::rb::rdma::cq::HasCqe<$id> for $t {
             const OFFSET: usize = {
                 fn _check(t: &$t) -> &$crate::rb::rdma::cq::Cqe<$t, $id> {

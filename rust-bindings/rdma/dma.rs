@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 
-//! DMA-mapped buffers of kernel memory for work requests (RTRS' IUs).
+//! DMA mappings: buffers of kernel memory for work requests (RTRS' IUs),
+//! and scatterlists lent by their owner for one IO.
 
 use super::device::{Device, DeviceRef};
+use super::mr::DmaMappedSg;
 use crate::rb::ffi;
+use core::ptr::NonNull;
 use kernel::alloc::{flags::GFP_KERNEL, KVec};
 use kernel::prelude::*;
 
@@ -212,5 +215,105 @@ impl Drop for DmaBuf {
         // SAFETY: the raw parts of our vector (type invariant); nothing uses
         // them any more.
         drop(unsafe { KVec::from_raw_parts(self.ptr, self.len, self.cap) });
+    }
+}
+
+/// A scatterlist its owner lent for an IO: a C caller's (RTRS' user hands
+/// one to `rtrs_clt_request`), valid until the IO is handed back to it.
+///
+/// # Invariants
+///
+/// `sgl` has `cnt` entries that stay valid, and are not mapped or changed
+/// by their owner, until this value and every [`MappedSg`] made from it are
+/// dropped.
+pub struct BorrowedSg {
+    sgl: NonNull<ffi::scatterlist>,
+    cnt: u32,
+}
+
+// SAFETY: the entries describe memory that may be mapped and used from any
+// context; the owner does not touch them while lent (invariant).
+unsafe impl Send for BorrowedSg {}
+
+impl BorrowedSg {
+    /// The `cnt` entries at `sgl`.
+    ///
+    /// # Safety
+    ///
+    /// `sgl` has `cnt` valid entries that stay valid, and are left alone by
+    /// their owner, until the value and its mappings are dropped.
+    pub unsafe fn from_raw(sgl: NonNull<ffi::scatterlist>, cnt: u32) -> Self {
+        // INVARIANT: the caller's promise.
+        Self { sgl, cnt }
+    }
+
+    /// Number of entries.
+    pub fn count(&self) -> u32 {
+        self.cnt
+    }
+
+    /// Maps the entries for DMA on `dev` (`ib_dma_map_sg`).
+    pub fn map(&self, dev: &Device, dir: DmaDirection) -> Result<MappedSg> {
+        let dev = dev.get().ok_or(ENODEV)?;
+        // SAFETY: `sgl` has `cnt` valid entries (type invariant).
+        let n = unsafe {
+            ffi::ib_dma_map_sg(dev.as_raw(), self.sgl.as_ptr(), self.cnt as i32, dir.raw())
+        };
+        if n <= 0 {
+            return Err(EINVAL);
+        }
+        // INVARIANT: a live mapping of the borrowed entries.
+        Ok(MappedSg {
+            sgl: self.sgl,
+            cnt: self.cnt,
+            nents: n as u32,
+            dir,
+            dev,
+        })
+    }
+}
+
+/// A [`BorrowedSg`] mapped for DMA; unmapped in `Drop`.
+///
+/// # Invariants
+///
+/// The `cnt` entries at `sgl` are mapped on `dev` in `dir`, `nents` of them
+/// as DMA entries, and stay valid until after `Drop` (the [`BorrowedSg`]'s
+/// invariant).
+pub struct MappedSg {
+    sgl: NonNull<ffi::scatterlist>,
+    cnt: u32,
+    nents: u32,
+    dir: DmaDirection,
+    dev: DeviceRef,
+}
+
+// SAFETY: see `BorrowedSg`.
+unsafe impl Send for MappedSg {}
+// SAFETY: shared access only reads the mapping.
+unsafe impl Sync for MappedSg {}
+
+// SAFETY: `nents` mapped entries at `sgl` for as long as `self` lives.
+unsafe impl DmaMappedSg for MappedSg {
+    fn sgl(&self) -> *mut ffi::scatterlist {
+        self.sgl.as_ptr()
+    }
+
+    fn dma_nents(&self) -> u32 {
+        self.nents
+    }
+}
+
+impl Drop for MappedSg {
+    fn drop(&mut self) {
+        // SAFETY: mapped with `cnt` entries on `dev` (invariant).
+        unsafe {
+            ffi::ib_dma_unmap_sg(
+                self.dev.as_raw(),
+                self.sgl.as_ptr(),
+                self.cnt as i32,
+                self.dir.raw(),
+            )
+        };
     }
 }

@@ -23,7 +23,7 @@ pub use cm::{
 };
 pub use cq::{Cqe, CqeHandler, PollContext, Wc, WcOpcode};
 pub use device::{Device, DeviceRef};
-pub use dma::{DmaAddr, DmaBuf, DmaDirection};
+pub use dma::{BorrowedSg, DmaAddr, DmaBuf, DmaDirection, MappedSg};
 pub use mr::{Mr, MrMapping};
 pub use pd::Pd;
 pub use wr::{Access, RecvWr, SendFlags, SendOp, SendWr, Sge};

@@ -57,7 +57,7 @@ impl PathAddr {
     /// `addr` with a NUL inside is `EINVAL`.
     #[inline]
     pub fn parse(addr: &[u8], port: u16) -> Result<Self> {
-        let (src, dst) = crate::rb::rtrs_api::core::import::addr_bytes_to_sockaddr(addr, port)?;
+        let (src, dst) = crate::rb::rtrs_user::addr::addr_bytes_to_sockaddr(addr, port)?;
         Ok(Self { src, dst })
     }
 }

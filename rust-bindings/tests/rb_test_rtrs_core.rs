@@ -12,7 +12,7 @@ use kernel::prelude::*;
 pub mod rb;
 
 use rb::rdma::SockAddr;
-use rb::rtrs_api::core::import;
+use rb::rtrs_user::addr as import;
 
 module! {
     type: Test,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The symbols rtrs-server exports, defined in Rust (rust-bindings/rtrs_api). */
+/* The symbols rtrs-server exports, defined in Rust (abi.rs beside this file). */
 #include <linux/export.h>
 #include "rtrs.h"
 
