@@ -6,7 +6,7 @@
 use super::device::DevIo;
 use crate::proto::msg::{BlkOpf, Io, ReqOp as ProtoOp, Rw};
 use crate::proto::sysfs::DevState;
-use crate::rb::block::mq::{Busy, HwCtx, Operations, Status};
+use crate::rb::block::mq::{Busy, Geometry, HwCtx, Operations, Status};
 use crate::rb::block::request::{ReqOp, Request};
 use crate::rb::ratelimit::pr_err_ratelimited;
 use crate::rb::rtrs_user::clt::{ConType, IoConfirm, IoPdu, Permit};
@@ -29,6 +29,10 @@ impl IoPdu for Iu {
 
 /// Milliseconds before a queue that ran out of permits runs again.
 const RETRY_MS: u32 = 10;
+
+/// Scatterlist entries in each request's PDU (`RNBD_INLINE_SG_CNT`); a
+/// request with more segments chains pooled ones while it is mapped.
+pub(crate) const INLINE_SG: u32 = 2;
 
 /// The RNBD op and flags of a request (`rq_to_rnbd_flags`).
 fn rnbd_rw(rq: &Request<RnbdMq>) -> Option<Rw> {
@@ -163,6 +167,16 @@ impl Operations for RnbdMq {
 
     fn release(dev: &DevIo) {
         dev.put_opener();
+    }
+
+    /// `rnbd_client_getgeo()`.
+    fn getgeo(_dev: &DevIo, capacity: u64) -> Geometry {
+        Geometry {
+            heads: 4,
+            sectors: 16,
+            cylinders: (capacity >> 6) as u16,
+            start: 0,
+        }
     }
 }
 

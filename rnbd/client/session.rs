@@ -5,10 +5,10 @@
 //! disconnected and remap them after a reconnect.
 
 use super::device::Device;
-use super::io::RnbdMq;
+use super::io::{RnbdMq, INLINE_SG};
 use crate::proto::msg::{negotiate_version, SessInfo, SessInfoRsp, PROTO_VER_MAJOR};
 use crate::proto::sysfs::DevState;
-use crate::rb::block::mq::{TagSet, TagSetParams};
+use crate::rb::block::mq::{TagSet, TagSetFlags, TagSetParams};
 use crate::rb::rtrs_user::clt::{Clt, LinkEv, LinkHandler, OpenParams, PathAddr};
 use crate::rb::sysfs::{AsKobject, Uevent};
 use kernel::prelude::*;
@@ -246,6 +246,9 @@ impl Session {
             TagSet::new(TagSetParams {
                 queue_depth: attrs.queue_depth,
                 nr_poll_queues,
+                inline_sg: INLINE_SG,
+                // One tag set for all devices of the session, as C's.
+                flags: TagSetFlags::SHOULD_MERGE.union(TagSetFlags::TAG_QUEUE_SHARED),
             })
             .map_err(close)?,
             GFP_KERNEL,

@@ -4,7 +4,7 @@
 //! capacity, read-only, queue stop/start, and its device kobject for the
 //! driver's sysfs files; plus the block major (`register_blkdev`).
 
-use crate::rb::block::mq::{Operations, TagSet};
+use crate::rb::block::mq::{Operations, OperationsVTable, TagSet};
 use crate::rb::ffi;
 use crate::rb::sysfs::AsKobject;
 use core::fmt;
@@ -125,7 +125,7 @@ pub struct DiskParams<'a> {
 
 /// What an added disk keeps until it is freed (`free_disk`), which may be
 /// after `del_gendisk` if it is still open: the queue data its callbacks
-/// get and the tag set that holds its `fops`.
+/// get and the tag set its queue uses.
 pub(crate) struct DiskCtx<T: Operations> {
     pub(crate) qd: Arc<T::QueueData>,
     pub(crate) _set: Arc<TagSet<T>>,
@@ -192,7 +192,7 @@ impl<T: Operations> GenDisk<T> {
             }
         };
         // SAFETY: `disk` is a fresh, not yet added gendisk we own; `fops`
-        // lives in the tag set, which outlives the disk.
+        // is static.
         let ret = unsafe {
             let d = &mut *disk;
             let mut name = NameBuf(&mut d.disk_name, 0);
@@ -200,7 +200,7 @@ impl<T: Operations> GenDisk<T> {
             d.major = p.major as _;
             d.first_minor = p.first_minor as _;
             d.minors = p.minors as _;
-            d.fops = &raw const (*inner).fops;
+            d.fops = OperationsVTable::<T>::block_ops();
             d.private_data = ctx.cast();
             ffi::set_capacity(disk, p.capacity);
             if p.read_only {

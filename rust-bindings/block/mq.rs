@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 
-//! blk-mq for a driver like rnbd-clt: a tag set shared by the disks of one
-//! session, with `nr_hw_queues` hardware queues mapped as DEFAULT/READ (one
-//! per online CPU) and POLL (`nr_poll_queues`), a typed per-request PDU
-//! followed by an [`SgArea`] (a `struct sg_table` with [`INLINE_SG`]
-//! entries in the PDU, chained to pooled ones for larger requests, as
-//! rnbd-clt's `first_sgl`), and the blk-mq callbacks forwarded to an
-//! [`Operations`] implementation.
+//! blk-mq: a tag set (which the disks of a driver may share), with
+//! `nr_hw_queues` hardware queues mapped as DEFAULT/READ (one per online
+//! CPU) and POLL (`nr_poll_queues`), a typed per-request PDU followed by a
+//! scatterlist table with `inline_sg` entries in the PDU (chained to pooled
+//! ones for larger requests: `sg_alloc_table_chained()`), and the blk-mq and
+//! block device callbacks forwarded to an [`Operations`] implementation
+//! through `const` operation tables.
 
 use crate::rb::block::gendisk::DiskCtx;
 use crate::rb::block::request::Request;
@@ -133,30 +133,108 @@ pub trait Operations: Sized + 'static {
     fn release(_q: &Self::QueueData) {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
+
+    /// The disk's geometry for `HDIO_GETGEO`, given its capacity in
+    /// 512-byte sectors.
+    fn getgeo(_q: &Self::QueueData, _capacity: u64) -> Geometry {
+        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
 }
 
-/// The tag set and the operation tables its disks point at, in one
-/// allocation that never moves.
+/// A disk's geometry (`struct hd_geometry`), for `HDIO_GETGEO`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Geometry {
+    /// Heads.
+    pub heads: u8,
+    /// Sectors per track.
+    pub sectors: u8,
+    /// Cylinders.
+    pub cylinders: u16,
+    /// The first sector.
+    pub start: u64,
+}
+
+/// The `const` operation tables of an [`Operations`] implementation: one
+/// `blk_mq_ops` and one `block_device_operations` per driver, in read-only
+/// memory, as C drivers declare theirs.
+pub(crate) struct OperationsVTable<T: Operations>(PhantomData<T>);
+
+impl<T: Operations> OperationsVTable<T> {
+    const MQ_OPS: ffi::blk_mq_ops = ffi::blk_mq_ops {
+        queue_rq: Some(queue_rq::<T>),
+        complete: Some(complete::<T>),
+        map_queues: Some(map_queues),
+        init_request: Some(init_request::<T>),
+        exit_request: Some(exit_request::<T>),
+        poll: if T::HAS_POLL { Some(poll::<T>) } else { None },
+        timeout: if T::HAS_TIMEOUT {
+            Some(timeout::<T>)
+        } else {
+            None
+        },
+        // SAFETY: all-zero is a valid `blk_mq_ops`: every other callback
+        // absent.
+        ..unsafe { core::mem::zeroed() }
+    };
+
+    const BLOCK_OPS: ffi::block_device_operations = ffi::block_device_operations {
+        owner: &raw mut ffi::__this_module,
+        open: Some(open::<T>),
+        release: Some(release::<T>),
+        getgeo: if T::HAS_GETGEO {
+            Some(getgeo::<T>)
+        } else {
+            None
+        },
+        free_disk: Some(free_disk::<T>),
+        // SAFETY: all-zero is a valid `block_device_operations`: every
+        // other callback absent.
+        ..unsafe { core::mem::zeroed() }
+    };
+
+    /// The blk-mq operations, for the tag set.
+    fn mq_ops() -> &'static ffi::blk_mq_ops {
+        &Self::MQ_OPS
+    }
+
+    /// The block device operations, for each disk.
+    pub(crate) fn block_ops() -> &'static ffi::block_device_operations {
+        &Self::BLOCK_OPS
+    }
+}
+
+/// The tag set and what its callbacks need of it, at an address that
+/// never moves.
 #[repr(C)]
 pub(crate) struct TagSetInner {
     pub(crate) set: ffi::blk_mq_tag_set,
-    pub(crate) ops: ffi::blk_mq_ops,
-    pub(crate) fops: ffi::block_device_operations,
     nr_poll_queues: u32,
+    inline_sg: u32,
 }
 
-/// Scatterlist entries kept in each request's PDU (`RNBD_INLINE_SG_CNT`):
-/// a request with more segments chains entries from the kernel's SG pool
-/// for as long as it is mapped (`sg_alloc_table_chained()`), so the tag
-/// set does not hold `max_segments` entries for each of its tags.
-pub const INLINE_SG: u32 = 2;
-
-/// The scatterlist part of a request's PDU: the table, and its first
-/// entries.
+/// The scatterlist part of a request's PDU: the table, followed by its
+/// `inline` first entries.
 #[repr(C)]
 pub(crate) struct SgArea {
     pub(crate) sgt: ffi::sg_table,
-    pub(crate) first: [ffi::scatterlist; INLINE_SG as usize],
+    pub(crate) inline: u32,
+}
+
+// The inline entries follow the area without padding.
+const _: () =
+    assert!(core::mem::size_of::<SgArea>() % core::mem::align_of::<ffi::scatterlist>() == 0);
+
+impl SgArea {
+    /// The inline entries of the area at `area`.
+    ///
+    /// # Safety
+    ///
+    /// `area` is the [`SgArea`] of a request PDU sized by [`TagSet::new`].
+    pub(crate) unsafe fn first(area: *mut SgArea) -> *mut ffi::scatterlist {
+        // SAFETY: the entries follow the area in the PDU (function
+        // contract), aligned (checked above).
+        unsafe { area.add(1).cast() }
+    }
 }
 
 /// Where the [`SgArea`] starts in the request PDU of `T`.
@@ -165,13 +243,39 @@ pub(crate) const fn sg_offset<T: Operations>() -> usize {
     core::mem::size_of::<T::Pdu>().div_ceil(a) * a
 }
 
+/// `BLK_MQ_F_*` flags of a tag set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TagSetFlags(u32);
+
+impl TagSetFlags {
+    /// No flags.
+    pub const NONE: Self = Self(0);
+    /// `BLK_MQ_F_SHOULD_MERGE`: blk-mq merges adjacent bios.
+    pub const SHOULD_MERGE: Self = Self(ffi::BLK_MQ_F_SHOULD_MERGE);
+    /// `BLK_MQ_F_TAG_QUEUE_SHARED`: the tags are shared by several queues
+    /// (the disks of one tag set), and blk-mq shares them fairly.
+    pub const TAG_QUEUE_SHARED: Self = Self(ffi::BLK_MQ_F_TAG_QUEUE_SHARED);
+
+    /// Both sets of flags.
+    pub const fn union(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+}
+
 /// Parameters of a [`TagSet`].
 #[derive(Clone, Copy, Debug)]
 pub struct TagSetParams {
-    /// Tags per hardware queue (the RTRS queue depth).
+    /// Tags per hardware queue.
     pub queue_depth: u32,
     /// Poll queues besides the DEFAULT/READ ones.
     pub nr_poll_queues: u32,
+    /// Scatterlist entries kept in each request's PDU: a request with more
+    /// segments chains entries from the kernel's SG pool for as long as it
+    /// is mapped (`sg_alloc_table_chained()`), so the tag set need not hold
+    /// `max_segments` entries for each of its tags. At least 1.
+    pub inline_sg: u32,
+    /// `BLK_MQ_F_*`.
+    pub flags: TagSetFlags,
 }
 
 /// A blk-mq tag set (`blk_mq_alloc_tag_set`), freed in `Drop`.
@@ -199,10 +303,9 @@ pub fn num_online_cpus() -> u32 {
 
 impl<T: Operations> TagSet<T> {
     /// Allocates a tag set with one DEFAULT/READ queue per online CPU and
-    /// `nr_poll_queues` POLL queues, shared tags (`BLK_MQ_F_TAG_QUEUE_SHARED`)
-    /// and merging, as rnbd-clt's.
+    /// `nr_poll_queues` POLL queues.
     pub fn new(p: TagSetParams) -> Result<Self> {
-        if p.queue_depth == 0 {
+        if p.queue_depth == 0 || p.inline_sg == 0 {
             return Err(EINVAL);
         }
         // SAFETY: all-zero is a valid value of these C structs (no
@@ -210,26 +313,15 @@ impl<T: Operations> TagSet<T> {
         let zeroed: TagSetInner = unsafe { core::mem::zeroed() };
         let mut b = KBox::new(zeroed, GFP_KERNEL)?;
         b.nr_poll_queues = p.nr_poll_queues;
-        b.ops.queue_rq = Some(queue_rq::<T>);
-        b.ops.complete = Some(complete::<T>);
-        b.ops.map_queues = Some(map_queues);
-        b.ops.init_request = Some(init_request::<T>);
-        b.ops.exit_request = Some(exit_request::<T>);
-        if T::HAS_POLL {
-            b.ops.poll = Some(poll::<T>);
-        }
-        if T::HAS_TIMEOUT {
-            b.ops.timeout = Some(timeout::<T>);
-        }
-        b.fops.owner = crate::rb::module::this_module();
-        b.fops.open = Some(open::<T>);
-        b.fops.release = Some(release::<T>);
-        b.fops.getgeo = Some(getgeo);
-        b.fops.free_disk = Some(free_disk::<T>);
-        let cmd_size = sg_offset::<T>() + core::mem::size_of::<SgArea>();
+        b.inline_sg = p.inline_sg;
+        let sg_size = (p.inline_sg as usize)
+            .checked_mul(core::mem::size_of::<ffi::scatterlist>())
+            .ok_or(EINVAL)?;
+        let cmd_size = sg_offset::<T>() + core::mem::size_of::<SgArea>() + sg_size;
+        b.set.ops = OperationsVTable::<T>::mq_ops();
         b.set.queue_depth = p.queue_depth;
         b.set.numa_node = -1;
-        b.set.flags = ffi::BLK_MQ_F_SHOULD_MERGE | ffi::BLK_MQ_F_TAG_QUEUE_SHARED;
+        b.set.flags = p.flags.0;
         b.set.cmd_size = u32::try_from(cmd_size).map_err(|_| EINVAL)?;
         b.set.nr_maps = if p.nr_poll_queues != 0 {
             ffi::hctx_type_HCTX_MAX_TYPES
@@ -240,13 +332,9 @@ impl<T: Operations> TagSet<T> {
             .checked_add(p.nr_poll_queues)
             .ok_or(EINVAL)?;
         let inner = KBox::into_raw(b);
-        // SAFETY: `inner` is valid and stays at this address; `ops` points
-        // into the same allocation, which lives until after
-        // `blk_mq_free_tag_set`.
-        let ret = unsafe {
-            (*inner).set.ops = &raw const (*inner).ops;
-            ffi::blk_mq_alloc_tag_set(&raw mut (*inner).set)
-        };
+        // SAFETY: `inner` is valid and stays at this address until after
+        // `blk_mq_free_tag_set`; `ops` is static.
+        let ret = unsafe { ffi::blk_mq_alloc_tag_set(&raw mut (*inner).set) };
         if let Err(e) = to_result(ret) {
             // SAFETY: `inner` came from `KBox::into_raw` and C keeps no
             // pointer to it after a failed allocation.
@@ -359,20 +447,24 @@ unsafe extern "C" fn map_queues(set: *mut ffi::blk_mq_tag_set) {
 }
 
 unsafe extern "C" fn init_request<T: Operations>(
-    _set: *mut ffi::blk_mq_tag_set,
+    set: *mut ffi::blk_mq_tag_set,
     rq: *mut ffi::request,
     _hctx_idx: kernel::ffi::c_uint,
     _numa: kernel::ffi::c_uint,
 ) -> kernel::ffi::c_int {
-    // SAFETY: the PDU of `rq` is `cmd_size` bytes, room for the `T::Pdu`
-    // and an `SgArea` (see `TagSet::new`), aligned for both. All-zero is a
-    // valid `SgArea`: an empty table (`orig_nents` 0, nothing to free).
+    // SAFETY: `set` is the first field of a `TagSetInner` (repr(C)). The
+    // PDU of `rq` is `cmd_size` bytes, room for the `T::Pdu`, an `SgArea`
+    // and its inline entries (see `TagSet::new`), aligned for all. An
+    // `SgArea` with a zeroed table is empty (`orig_nents` 0, nothing to
+    // free).
     unsafe {
+        let inline = (*set.cast::<TagSetInner>()).inline_sg;
         let pdu = rq.add(1).cast::<u8>();
         pdu.cast::<T::Pdu>().write(T::new_pdu());
-        pdu.add(sg_offset::<T>())
-            .cast::<SgArea>()
-            .write(core::mem::zeroed());
+        pdu.add(sg_offset::<T>()).cast::<SgArea>().write(SgArea {
+            sgt: core::mem::zeroed(),
+            inline,
+        });
     }
     0
 }
@@ -411,8 +503,8 @@ unsafe extern "C" fn release<T: Operations>(disk: *mut ffi::gendisk) {
 }
 
 unsafe extern "C" fn free_disk<T: Operations>(disk: *mut ffi::gendisk) {
-    // This may drop the last reference of the tag set that holds the `fops`
-    // this was called through: `disk_release` reads them no more.
+    // This may drop the last reference of the tag set: `disk_release` uses
+    // it no more.
     // SAFETY: `GenDisk::new` set `private_data` to a leaked
     // `KBox<DiskCtx<T>>` before adding the disk; the disk is going, nothing
     // else uses it.
@@ -422,17 +514,20 @@ unsafe extern "C" fn free_disk<T: Operations>(disk: *mut ffi::gendisk) {
 /// `BLK_OPEN_WRITE`.
 const BLK_OPEN_WRITE: ffi::blk_mode_t = 1 << 1;
 
-unsafe extern "C" fn getgeo(
+unsafe extern "C" fn getgeo<T: Operations>(
     bdev: *mut ffi::block_device,
     geo: *mut ffi::hd_geometry,
 ) -> kernel::ffi::c_int {
-    // SAFETY: the block layer passes a live bdev and a geometry to fill.
+    // SAFETY: the block layer passes a live bdev of our disk and a geometry
+    // to fill; `queuedata` is as in `open`.
     unsafe {
-        let size = ffi::get_capacity((*bdev).bd_disk);
-        (*geo).cylinders = (size >> 6) as u16;
-        (*geo).heads = 4;
-        (*geo).sectors = 16;
-        (*geo).start = 0;
+        let disk = (*bdev).bd_disk;
+        let q = &*(*(*disk).queue).queuedata.cast::<T::QueueData>();
+        let g = T::getgeo(q, ffi::get_capacity(disk));
+        (*geo).heads = g.heads;
+        (*geo).sectors = g.sectors;
+        (*geo).cylinders = g.cylinders;
+        (*geo).start = g.start as _;
     }
     0
 }

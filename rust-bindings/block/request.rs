@@ -4,7 +4,7 @@
 //! flags, position and length, the typed PDU, the scatterlist (in the PDU,
 //! chained to pooled entries while mapped), completion from any context.
 
-use crate::rb::block::mq::{sg_offset, Operations, SgArea, Status, INLINE_SG};
+use crate::rb::block::mq::{sg_offset, Operations, SgArea, Status};
 use crate::rb::ffi;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
@@ -183,8 +183,8 @@ impl<T: Operations> Request<T> {
         unsafe { ffi::blk_mq_start_request(self.raw()) };
     }
 
-    /// Maps the data into the request's scatterlist (`blk_rq_map_sg`), as
-    /// rnbd-clt does: the PDU's [`INLINE_SG`] entries, chained to entries
+    /// Maps the data into the request's scatterlist (`blk_rq_map_sg`): the
+    /// PDU's inline entries (`TagSetParams::inline_sg`), chained to entries
     /// from the kernel's SG pool for a request with more segments
     /// (`sg_alloc_table_chained()`, atomic). Returns the entries used and
     /// their total length; an op without data (or discard, write zeroes)
@@ -200,12 +200,12 @@ impl<T: Operations> Request<T> {
         // (unmapped above); the table starts at the inline entries, whose
         // count is passed, as `sg_alloc_table_chained()` expects.
         let ret = unsafe {
-            (*area).sgt.sgl = (&raw mut (*area).first).cast();
+            (*area).sgt.sgl = SgArea::first(area);
             ffi::sg_alloc_table_chained(
                 &raw mut (*area).sgt,
                 i32::from(segs),
                 (*area).sgt.sgl,
-                INLINE_SG,
+                (*area).inline,
             )
         };
         if ret != 0 {
@@ -250,7 +250,7 @@ impl<T: Operations> Request<T> {
         // allocated with.
         unsafe {
             if (*area).sgt.orig_nents != 0 {
-                ffi::sg_free_table_chained(&raw mut (*area).sgt, INLINE_SG);
+                ffi::sg_free_table_chained(&raw mut (*area).sgt, (*area).inline);
                 (*area).sgt = core::mem::zeroed();
             }
         }
