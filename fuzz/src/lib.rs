@@ -281,5 +281,4 @@ pub mod addr {
 /// extracted from the kernel sources and compiled with `oracle/shim.h` and
 /// `oracle/glue.c` by `build.rs`, behind safe wrappers that take Rust byte
 /// strings.
-#[path = "../../rust-bindings/host/fuzz_oracle.rs"]
 pub mod oracle;

@@ -4,8 +4,7 @@
 //! Linux 6.12 functions listed in `fuzz/oracle/functions`, extracted from
 //! the kernel sources and compiled with `fuzz/oracle/shim.h` and
 //! `fuzz/oracle/glue.c` by `fuzz/build.rs`, behind safe wrappers that take
-//! Rust byte strings. It lives here, beside the kernel bindings, because it
-//! is FFI: `fuzz/src/lib.rs` mounts it as `oracle`.
+//! Rust byte strings.
 
 use core::ffi::{c_char, c_int, c_uint};
 use std::ffi::CString;
