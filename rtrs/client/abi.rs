@@ -18,7 +18,8 @@
 
 use super::sess::Sess;
 use crate::rb::ffi;
-use crate::rb::rdma::{BorrowedSg, SockAddr};
+use crate::rb::net::SockAddr;
+use crate::rb::rdma::BorrowedSg;
 use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use core::ptr::NonNull;
 use core::sync::atomic::{fence, AtomicU32, AtomicUsize, Ordering};
@@ -658,10 +659,7 @@ unsafe extern "C" fn rtrs_clt_request(
 ///
 /// `clt` is an open session.
 #[no_mangle]
-unsafe extern "C" fn rtrs_clt_rdma_cq_direct(
-    clt: *mut ffi::rtrs_clt_sess,
-    index: c_uint,
-) -> c_int {
+unsafe extern "C" fn rtrs_clt_rdma_cq_direct(clt: *mut ffi::rtrs_clt_sess, index: c_uint) -> c_int {
     // SAFETY: an open session (function contract).
     match unsafe { sess_ref(clt) } {
         Some(s) => s.core.poll(index),

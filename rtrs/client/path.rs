@@ -5,6 +5,7 @@
 //! it, failover of its IO when it breaks, and its recovery: error recovery,
 //! reconnect with backoff, heartbeats, close.
 
+use super::abi::{ConType, Confirm, Dir};
 use super::conn::{Con, CONNECT_TIMEOUT_MS};
 use super::req::ReqSet;
 use super::sess::{failover, Core, MAX_SEGMENTS};
@@ -20,12 +21,12 @@ use crate::proto::msg::{
 use crate::proto::path_sel::PathSnapshot;
 use crate::proto::reconnect::{RECONNECT_BACKOFF_MS, RECONNECT_SEED};
 use crate::proto::state::CltState;
+use crate::rb::net::SockAddr;
 use crate::rb::rcu::{self, RcuBox};
 use crate::rb::rdma::{
     Access, BorrowedSg, CmId, CmIdRef, Device, DmaAddr, DmaBuf, DmaDirection, MappedSg, MrMapping,
-    Pd, SendFlags, SendOp, SendWr, Sge, SockAddr,
+    Pd, SendFlags, SendOp, SendWr, Sge,
 };
-use super::abi::{ConType, Confirm, Dir};
 use crate::rb::rtrs_user::addr::addr_to_str;
 use crate::rb::sync::{new_spinlock_irq, new_waitable, SpinLockIrq, SpinLockIrqBackend, Waitable};
 use crate::rb::workqueue::{impl_has_delayed_work, DelayedWork, DelayedWorkItem};

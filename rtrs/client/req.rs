@@ -5,15 +5,15 @@
 //! message, the MR that registers the user's pages, and the state of the IO
 //! in flight.
 
+use super::abi::{ConType, Confirm, Dir};
 use super::conn::Con;
 use super::path::{Path, SrvParams};
 use crate::proto::msg::Rbuf;
 use crate::rb::kvec::VecExt;
 use crate::rb::ratelimit::pr_err_ratelimited;
 use crate::rb::rdma::cq::impl_has_cqe;
-use crate::rb::rdma::{CmIdRef, Cqe, CqeHandler, DmaBuf, DmaDirection, Mr, Pd, Wc};
-use super::abi::{ConType, Confirm, Dir};
 use crate::rb::rdma::{BorrowedSg, MappedSg};
+use crate::rb::rdma::{CmIdRef, Cqe, CqeHandler, DmaBuf, DmaDirection, Mr, Pd, Wc};
 use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::prelude::*;

@@ -3,6 +3,7 @@
 //! A client session (`struct rtrs_clt_sess`): its paths, their selection
 //! per IO, the link events of the whole session, and the permits.
 
+use super::abi::{Attrs, CltLinkEv, LinkOps, OpenArgs, Permits, Request};
 use super::path::{Path, Submit};
 use super::sysfs::{PathFiles, SessDev};
 use crate::common::name::NameBuf;
@@ -13,9 +14,8 @@ use crate::proto::msg::{check_pathname, Uuid, MAX_PATHS_NUM};
 use crate::proto::path_sel::{MpPolicy, PathIter, PathSnapshot, RrCursor};
 use crate::proto::state::CltState;
 use crate::rb::cpu::{current_cpu, nr_cpu_ids};
+use crate::rb::net::SockAddr;
 use crate::rb::rcu::{self, new_rcu_vec, RcuVec, ReadGuard};
-use crate::rb::rdma::SockAddr;
-use super::abi::{Attrs, CltLinkEv, LinkOps, OpenArgs, Permits, Request};
 use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use crate::rb::sysfs::Kobject;
 use crate::rb::workqueue::OwnedQueue;

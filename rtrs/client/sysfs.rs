@@ -30,7 +30,7 @@ use crate::proto::reconnect::{
 };
 use crate::proto::state::CltState;
 use crate::rb::global::Global;
-use crate::rb::rdma::SockAddr;
+use crate::rb::net::SockAddr;
 use crate::rb::rtrs_user::addr::{addr_bytes_to_sockaddr, addr_to_str, sockaddr_to_str};
 use crate::rb::sysfs::{attributes, Attribute, Attributes, Class, Device, Kobject, Page, Store};
 use core::fmt::Write;

@@ -4,8 +4,8 @@
 //! addresses.
 
 use crate::proto::addr::{Addr, SockAddr};
-use crate::rb::rdma::addr::SockAddrKind;
-use crate::rb::rdma::SockAddr as CmAddr;
+use crate::rb::net::SockAddr as CmAddr;
+use crate::rb::net::SockAddrKind;
 
 /// The rdma_cm address of `a`.
 pub fn to_cm(a: &SockAddr) -> CmAddr {

@@ -11,7 +11,7 @@
 
 use super::api;
 use crate::rb::ffi;
-use crate::rb::rdma::SockAddr;
+use crate::rb::net::SockAddr;
 use core::fmt::{self, Write};
 use kernel::ffi::{c_char, c_int};
 
@@ -142,7 +142,10 @@ unsafe extern "C" fn rtrs_addr_to_str(
     // point to socket addresses (function contract).
     let (src, dst) = unsafe {
         let a = &*addr;
-        (SockAddr::from_c(a.src.cast()), SockAddr::from_c(a.dst.cast()))
+        (
+            SockAddr::from_c(a.src.cast()),
+            SockAddr::from_c(a.dst.cast()),
+        )
     };
     // SAFETY: `len` writable bytes (function contract).
     let out = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), len) };

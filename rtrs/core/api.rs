@@ -7,7 +7,7 @@ use super::abi::ScnBuf;
 use crate::common::{kerr, sockaddr};
 use crate::proto::addr;
 use crate::rb::net::ifindex_by_name;
-use crate::rb::rdma::SockAddr;
+use crate::rb::net::SockAddr;
 use kernel::prelude::*;
 
 /// `rtrs_addr_to_sockaddr()`: parses `[src@|src,]dst` (at most `s.len()`

@@ -21,7 +21,7 @@ use super::ctx::Ctx;
 use super::path::Path;
 use super::sess::Session;
 use crate::rb::ffi;
-use crate::rb::rdma::chunk::ChunkPages;
+use crate::rb::rdma::blocks::PageBlocks;
 use core::ptr::null_mut;
 use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::alloc::{flags::GFP_KERNEL, KVec};
@@ -163,15 +163,15 @@ impl UpperOps {
         &self,
         priv_: UpperPriv,
         id: OpId,
-        pages: &ChunkPages,
+        pages: &PageBlocks,
         chunk: u32,
         data_len: usize,
         usr_len: usize,
     ) -> i32 {
         let fits = data_len
             .checked_add(usr_len)
-            .is_some_and(|n| n <= pages.chunk_size());
-        let (Some(f), true, Ok(data)) = (self.ops.rdma_ev, fits, pages.kernel_addr(chunk as usize))
+            .is_some_and(|n| n <= pages.block_size());
+        let (Some(f), true, Ok(data)) = (self.ops.rdma_ev, fits, pages.block_ptr(chunk as usize))
         else {
             return -(ffi::EINVAL as i32);
         };
@@ -207,7 +207,6 @@ impl UpperOps {
         unsafe { f(core::ptr::from_ref(sess).cast_mut().cast(), ev, priv_.0) }
     }
 }
-
 
 /// The path that owns the in-flight IO `id`, and the IO's index.
 ///

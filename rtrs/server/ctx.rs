@@ -3,13 +3,14 @@
 //! The server context (`rtrs_srv_open`): listeners on all devices, for IP
 //! and native IB, and the sessions that come in through them.
 
+use super::abi::UpperOps;
 use super::params::{Params, MAX_HDR_SIZE};
 use super::path::Path;
 use super::sess::Session;
 use crate::proto::msg::{ConnReq, ConnReqFault, ConnRsp, PROTO_VER_MAJOR};
 use crate::rb::kvec::VecExt;
-use crate::rb::rdma::{ConnectRequest, ListenHandler, Listener, SockAddr};
-use super::abi::UpperOps;
+use crate::rb::net::SockAddr;
+use crate::rb::rdma::{ConnectRequest, ListenHandler, Listener};
 use crate::rb::workqueue::OwnedQueue;
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::prelude::*;

@@ -19,15 +19,16 @@ use crate::proto::msg::{
 };
 use crate::proto::state::SrvState;
 use crate::rb::kvec::VecExt;
+use crate::rb::net::SockAddr;
 use crate::rb::ratelimit::pr_err_ratelimited;
 use crate::rb::rcu::{self, RcuBox};
-use crate::rb::rdma::chunk::ChunkMap;
+use crate::rb::rdma::blocks::BlocksMap;
 use crate::rb::rdma::cm::QpAttr;
 use crate::rb::rdma::cq::impl_has_cqe;
 use crate::rb::rdma::mr::DmaMappedSg;
 use crate::rb::rdma::{
     Access, CmId, CmIdRef, ConnectRequest, Cqe, CqeHandler, DmaBuf, DmaDirection, Mr, Pd,
-    PollContext, RecvWr, SendFlags, SendOp, SendWr, Sge, SockAddr, Wc,
+    PollContext, RecvWr, SendFlags, SendOp, SendWr, Sge, Wc,
 };
 use crate::rb::rtrs_user::addr::addr_to_str;
 use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
@@ -61,7 +62,7 @@ pub(crate) struct SrvMr {
     /// Its first chunk.
     first: u32,
     pub(crate) mr: Mr,
-    pub(crate) map: ChunkMap,
+    pub(crate) map: BlocksMap,
     /// The offset of the request whose LOCAL_INV is in flight.
     pending_off: AtomicU32,
     /// The RKEY_RSP message buffer (`always_invalidate` only).
@@ -192,7 +193,7 @@ impl Path {
         for i in 0..mrs_num {
             let first = i * chunks_per_mr;
             let count = chunks_per_mr.min(qd - first);
-            let map = ChunkMap::new(&pd, &sess.pages, first, count)?;
+            let map = BlocksMap::new(&pd, &sess.pages, first, count)?;
             let mut mr = Mr::new(&pd, map.dma_nents())?;
             let n = mr.map_sg_owned(&map, map.dma_nents(), p.max_chunk_size)?;
             if n < map.dma_nents() {
@@ -752,7 +753,7 @@ impl Path {
             .get(div(id, self.chunks_per_mr) as usize)
             .ok_or(EINVAL)?;
         let data = [Sge::new(
-            mr.map.chunk_addr(id)?,
+            mr.map.block_addr(id)?,
             len,
             self.pd.local_dma_lkey(),
         )];

@@ -3,14 +3,14 @@
 //! A client session on the server (`struct rtrs_srv_sess`): the paths of one
 //! client session (same paths uuid), sharing one set of chunks.
 
+use super::abi::{SrvLinkEv, UpperPriv};
 use super::ctx::Ctx;
 use super::params::Params;
 use super::path::{NameBuf, Path};
 use super::sysfs::SessFiles;
 use crate::proto::msg::Uuid;
 use crate::proto::state::SrvState;
-use crate::rb::rdma::chunk::ChunkPages;
-use super::abi::{SrvLinkEv, UpperPriv};
+use crate::rb::rdma::blocks::PageBlocks;
 use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use kernel::new_mutex;
 use kernel::prelude::*;
@@ -22,7 +22,7 @@ pub(crate) struct Session {
     pub(crate) paths_uuid: Uuid,
     pub(crate) queue_depth: u32,
     /// The chunks, one per IO in flight, shared by all paths.
-    pub(crate) pages: Arc<ChunkPages>,
+    pub(crate) pages: Arc<PageBlocks>,
     #[pin]
     pub(crate) paths: Mutex<KVec<Arc<Path>>>,
     /// Paths up (`paths_up`), under the link event lock.
@@ -39,7 +39,7 @@ pub(crate) struct Session {
 impl Session {
     pub(crate) fn new(ctx: Arc<Ctx>, paths_uuid: Uuid, p: Params) -> Result<Arc<Self>> {
         let pages = Arc::new(
-            ChunkPages::new(p.queue_depth, p.max_chunk_size as usize)?,
+            PageBlocks::new(p.queue_depth, p.max_chunk_size as usize)?,
             GFP_KERNEL,
         )?;
         Arc::pin_init(

@@ -19,7 +19,7 @@ use crate::common::name::NameBuf;
 use crate::proto::kstr::sysfs_streq;
 use crate::proto::msg::NAME_MAX;
 use crate::rb::global::Global;
-use crate::rb::rdma::SockAddr;
+use crate::rb::net::SockAddr;
 use crate::rb::rtrs_user::addr::{addr_to_str, sockaddr_to_str};
 use crate::rb::sysfs::{attributes, Attribute, Attributes, Class, Device, Kobject, Page, Store};
 use core::fmt::Write;

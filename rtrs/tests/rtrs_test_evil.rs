@@ -48,11 +48,12 @@ use proto::msg::{
     ConnReq, ConnRsp, InfoReq, InfoRsp, MsgType, Rbuf, RdmaRead, RdmaWrite, SgDesc, SgList, MAGIC,
     PROTO_VER,
 };
+use rb::net::SockAddr;
 use rb::param::{module_param, UshortParam};
 use rb::rdma::cq::impl_has_cqe;
 use rb::rdma::{
     CmEvent, CmHandler, CmId, CmIdRef, Cqe, CqeHandler, DmaBuf, DmaDirection, Pd, RecvWr,
-    SendFlags, SendOp, SendWr, Sge, SockAddr, Wc, WcOpcode,
+    SendFlags, SendOp, SendWr, Sge, Wc, WcOpcode,
 };
 use rb::sync::{new_spinlock_bh, new_waitable, SpinLockBh, Waitable};
 use rb::sysfs::{attributes, Attribute, Attributes, Device, Page};

@@ -21,12 +21,12 @@
 //! handler returns (the trampoline returns non-zero), which is how C ULPs ask
 //! for it. The handler's `Arc<H>` is released after the handler returns.
 
-use super::addr::SockAddr;
 use super::cq::{Cq, PollContext};
 use super::device::Device;
 use super::pd::Pd;
 use super::wr::{RawSendWr, RecvWr, SendWr};
 use crate::rb::ffi;
+use crate::rb::net::SockAddr;
 use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use core::cell::Cell;
 use core::ptr::{null_mut, NonNull};

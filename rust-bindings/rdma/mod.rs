@@ -7,8 +7,7 @@
 //! at is owned by the connection's handler `H`, which the [`cm::CmId`] keeps
 //! alive until its QP is drained and destroyed.
 
-pub mod addr;
-pub mod chunk;
+pub mod blocks;
 pub mod cm;
 pub mod cq;
 pub mod device;
@@ -17,7 +16,6 @@ pub mod mr;
 pub mod pd;
 pub mod wr;
 
-pub use addr::SockAddr;
 pub use cm::{
     CmEvent, CmHandler, CmId, CmIdRef, ConnParam, ConnectRequest, ListenHandler, Listener, QpEvent,
 };

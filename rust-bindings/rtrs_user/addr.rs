@@ -6,7 +6,7 @@
 //! references (and the dependency on `rtrs-core`).
 
 use crate::rb::ffi;
-use crate::rb::rdma::SockAddr;
+use crate::rb::net::SockAddr;
 use kernel::prelude::*;
 
 /// `rtrs_addr_to_sockaddr`: `(src, dst)` of a path string. A `CStr`,

@@ -14,7 +14,7 @@
 use crate::rb::block::mq::Operations;
 use crate::rb::block::request::Request;
 use crate::rb::ffi;
-use crate::rb::rdma::SockAddr;
+use crate::rb::net::SockAddr;
 use core::ops::Range;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicI32, Ordering};

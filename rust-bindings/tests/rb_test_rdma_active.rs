@@ -8,10 +8,9 @@
 
 #![allow(dead_code)]
 
+use crate::rb::net::SockAddr;
 use crate::rb::rdma::cm::QpAttr;
-use crate::rb::rdma::{
-    CmEvent, CmHandler, CmId, CmIdRef, ConnParam, Cqe, CqeHandler, PollContext, SockAddr,
-};
+use crate::rb::rdma::{CmEvent, CmHandler, CmId, CmIdRef, ConnParam, Cqe, CqeHandler, PollContext};
 use core::marker::PhantomData;
 use kernel::prelude::*;
 use kernel::sync::Arc;

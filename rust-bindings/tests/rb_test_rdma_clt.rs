@@ -33,10 +33,11 @@ use common::{
     Kind, Msg, CLT_SEED, HELLO, IMM_PING, IMM_WRITTEN, LIVE, MSG, NRECV, SRV_OFF, SRV_SEED,
     WELCOME, WRITE_LEN, WRITE_OFF,
 };
+use rb::net::SockAddr;
 use rb::rdma::cq::impl_has_cqe;
 use rb::rdma::{
     CmEvent, CmHandler, CmId, CmIdRef, Cqe, CqeHandler, DmaBuf, DmaDirection, Pd, RecvWr,
-    SendFlags, SendOp, SendWr, Sge, SockAddr, Wc,
+    SendFlags, SendOp, SendWr, Sge, Wc,
 };
 use rb::sync::{new_spinlock_bh, new_waitable, SpinLockBh, Waitable};
 

@@ -23,14 +23,15 @@ mod common;
 
 use common::{Kind, Msg, CHUNK, HELLO, IMM_PING, IMM_WRITTEN, LIVE, MSG, NCHUNKS, NRECV, WELCOME};
 use rb::kvec::VecExt;
-use rb::rdma::chunk::{ChunkMap, ChunkPages};
+use rb::net::SockAddr;
+use rb::rdma::blocks::{BlocksMap, PageBlocks};
 use rb::rdma::cm::QpAttr;
 use rb::rdma::cq::impl_has_cqe;
 use rb::rdma::mr::DmaMappedSg;
 use rb::rdma::{
     Access, CmEvent, CmHandler, CmId, CmIdRef, ConnParam, ConnectRequest, Cqe, CqeHandler, DmaBuf,
     DmaDirection, ListenHandler, Listener, Mr, Pd, PollContext, RecvWr, SendFlags, SendOp, SendWr,
-    Sge, SockAddr, Wc, WcOpcode,
+    Sge, Wc, WcOpcode,
 };
 use rb::sync::{new_spinlock_bh, SpinLockBh};
 
@@ -65,8 +66,8 @@ impl_has_cqe!(impl HasCqe<0> for RecvIu { self.cqe });
 struct SrvConn {
     ctx: Arc<Ctx>,
     pd: Arc<Pd>,
-    chunks: Arc<ChunkPages>,
-    map: ChunkMap,
+    chunks: Arc<PageBlocks>,
+    map: BlocksMap,
     mr: Mr,
     recv: KVec<RecvIu>,
     #[pin]
@@ -348,7 +349,7 @@ impl Ctx {
     fn new_conn(ctx: Arc<Ctx>, req: &ConnectRequest<'_>) -> Result<Arc<SrvConn>> {
         let dev = req.device();
         let pd = Arc::new(Pd::new(dev, 0)?, GFP_KERNEL)?;
-        let mut chunks = ChunkPages::new(NCHUNKS, CHUNK)?;
+        let mut chunks = PageBlocks::new(NCHUNKS, CHUNK)?;
         // The server's own data, for the client to read back.
         let mut b = [0u8; 256];
         let mut off = 0;
@@ -360,7 +361,7 @@ impl Ctx {
             off += b.len();
         }
         let chunks = Arc::new(chunks, GFP_KERNEL)?;
-        let map = ChunkMap::new(&pd, &chunks, 0, NCHUNKS)?;
+        let map = BlocksMap::new(&pd, &chunks, 0, NCHUNKS)?;
         let mut mr = Mr::new(&pd, NCHUNKS * (CHUNK / 4096) as u32)?;
         let n = mr.map_sg_owned(&map, map.dma_nents(), CHUNK as u32)?;
         if n != map.dma_nents() {

@@ -11,7 +11,7 @@ use kernel::prelude::*;
 #[path = "../lib.rs"]
 pub mod rb;
 
-use rb::rdma::SockAddr;
+use rb::net::SockAddr;
 use rb::rtrs_user::addr as import;
 
 module! {
