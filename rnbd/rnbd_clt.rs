@@ -8,14 +8,6 @@
 
 use kernel::prelude::*;
 
-#[path = "../rust-bindings/lib.rs"]
-#[allow(dead_code, unreachable_pub, unsafe_code)]
-mod rb;
-
-#[path = "proto/mod.rs"]
-#[allow(dead_code, unreachable_pub)]
-mod proto;
-
 #[path = "client/mod.rs"]
 mod client;
 
@@ -35,8 +27,8 @@ impl kernel::Module for RnbdClient {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         pr_info!(
             "Loading module rnbd_client, proto {}.{}\n",
-            proto::msg::PROTO_VER_MAJOR,
-            proto::msg::PROTO_VER_MINOR
+            rnbd_proto::msg::PROTO_VER_MAJOR,
+            rnbd_proto::msg::PROTO_VER_MINOR
         );
         let client = client::Module::new()?;
         Ok(Self {

@@ -10,14 +10,6 @@
 
 use kernel::prelude::*;
 
-#[path = "../rust-bindings/lib.rs"]
-#[allow(dead_code, unreachable_pub, unsafe_code)]
-mod rb;
-
-#[path = "proto/mod.rs"]
-#[allow(dead_code, unreachable_pub)]
-mod proto;
-
 #[path = "server/mod.rs"]
 mod server;
 
@@ -33,7 +25,7 @@ module! {
 struct RnbdServer {
     // Dropped first: closing RTRS disconnects every session, which closes
     // their devices and removes their sysfs entries.
-    _rtrs: rb::rtrs_user::srv::SrvCtx<server::Handler>,
+    _rtrs: rb_rtrs_srv::SrvCtx<server::Handler>,
     _server: server::ServerRef,
 }
 
@@ -42,7 +34,7 @@ impl kernel::Module for RnbdServer {
         let srv = server::ServerRef::new()
             .inspect_err(|e| pr_err!("rnbd_srv_create_sysfs_files(), err: {}\n", e.to_errno()))?;
         let port = server::params::PORT_NR.value();
-        let rtrs = rb::rtrs_user::srv::SrvCtx::open(port)
+        let rtrs = rb_rtrs_srv::SrvCtx::open(port)
             .inspect_err(|e| pr_err!("rtrs_srv_open(), err: {}\n", e.to_errno()))?;
         Ok(RnbdServer {
             _rtrs: rtrs,

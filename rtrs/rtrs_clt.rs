@@ -14,17 +14,6 @@
 
 use kernel::prelude::*;
 
-#[path = "../rust-bindings/lib.rs"]
-#[allow(dead_code, unreachable_pub, unsafe_code)]
-mod rb;
-
-#[path = "proto/mod.rs"]
-#[allow(dead_code, unreachable_pub)]
-mod proto;
-
-#[allow(dead_code, unreachable_pub)]
-mod common;
-
 #[path = "client/mod.rs"]
 mod client;
 
@@ -42,7 +31,7 @@ impl kernel::Module for RtrsClient {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         pr_info!(
             "Loading module rtrs_client, proto {}\n",
-            proto::msg::PROTO_VER_STRING
+            rtrs_proto::msg::PROTO_VER_STRING
         );
         let class = rb::sysfs::Class::new(kernel::c_str!("rtrs-client")).inspect_err(|e| {
             pr_err!("failed to create rtrs-client dev class: {}\n", e.to_errno())

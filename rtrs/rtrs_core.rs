@@ -13,17 +13,6 @@
 
 use kernel::prelude::*;
 
-#[path = "../rust-bindings/lib.rs"]
-#[allow(dead_code, unreachable_pub, unsafe_code)]
-mod rb;
-
-#[path = "proto/mod.rs"]
-#[allow(dead_code, unreachable_pub)]
-mod proto;
-
-#[allow(dead_code, unreachable_pub)]
-mod common;
-
 #[path = "core/abi.rs"]
 #[allow(unsafe_code)]
 mod abi;

@@ -13,17 +13,6 @@
 
 use kernel::prelude::*;
 
-#[path = "../rust-bindings/lib.rs"]
-#[allow(dead_code, unreachable_pub, unsafe_code)]
-mod rb;
-
-#[path = "proto/mod.rs"]
-#[allow(dead_code, unreachable_pub)]
-mod proto;
-
-#[allow(dead_code, unreachable_pub)]
-mod common;
-
 #[path = "server/mod.rs"]
 mod server;
 
@@ -42,7 +31,7 @@ impl kernel::Module for RtrsServer {
         let p = server::params::Params::get();
         pr_info!(
             "Loading module rtrs_server, proto {}: (max_chunk_size: {} (pure IO {}, headers {}) , sess_queue_depth: {}, always_invalidate: {})\n",
-            proto::msg::PROTO_VER_STRING,
+            rtrs_proto::msg::PROTO_VER_STRING,
             p.max_chunk_size,
             p.max_chunk_size - server::params::MAX_HDR_SIZE,
             server::params::MAX_HDR_SIZE,

@@ -2,7 +2,7 @@
 
 //! CPU numbers, as RTRS spreads connections over them.
 
-use crate::rb::ffi;
+use crate::ffi;
 
 /// The number of possible CPU ids (`nr_cpu_ids`).
 pub fn nr_cpu_ids() -> u32 {

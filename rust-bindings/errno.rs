@@ -3,7 +3,7 @@
 //! Errno values that the 6.12 kernel crate does not declare
 //! (`kernel::error::code` has the common ones), as `Error`s.
 
-use crate::rb::ffi;
+use crate::ffi;
 use kernel::error::Error;
 
 macro_rules! errnos {

@@ -6,7 +6,7 @@
 //! crate of 6.12 has no static lock; the cells of a module share one C
 //! spinlock, `rb_global_lock` in `helpers.c`.
 
-use crate::rb::ffi;
+use crate::ffi;
 use core::cell::UnsafeCell;
 
 /// A value shared by the whole module, set and taken at run time.

@@ -1,16 +1,47 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 
-//! C's `THIS_MODULE` for the module that includes this copy of rust-bindings,
-//! and a reference that keeps it loaded (`try_module_get`/`module_put`).
+//! C's `THIS_MODULE` for the module that links this copy of the crate, a
+//! reference that keeps it loaded (`try_module_get`/`module_put`), and the
+//! module's name as the prefix of log lines.
 
-use crate::rb::ffi;
+use crate::ffi;
 
 /// The `struct module` of this module (C's `THIS_MODULE`).
 ///
-/// rust-bindings is compiled into every module, so `__this_module` is the
+/// Every module links its own copy of the crate, so `__this_module` is the
 /// one that modpost generates for the module at hand.
-pub(crate) const fn this_module() -> *mut ffi::module {
+pub const fn this_module() -> *mut ffi::module {
     &raw mut ffi::__this_module
+}
+
+/// The prefix of the log lines that the kernel crate's `pr_*!` macros print
+/// from a library crate: the name of the module that links it
+/// (`KBUILD_MODNAME`, as `module!` gives a module's own crate), read from
+/// its `struct module`.
+///
+/// The macros take `crate::__LOG_PREFIX` as `&[u8]`; a library crate that
+/// logs re-exports [`__LOG_PREFIX`] at its root (`use rb::__LOG_PREFIX;`).
+pub struct LogPrefix(());
+
+/// See [`LogPrefix`].
+pub const __LOG_PREFIX: &LogPrefix = &LogPrefix(());
+
+impl core::ops::Deref for LogPrefix {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        // SAFETY: `__this_module` is this module's `struct module`, valid
+        // while its code runs; its `name` is set at build time
+        // (`KBUILD_MODNAME`, NUL-terminated) and never written.
+        let name = unsafe { &*(&raw const ffi::__this_module.name) };
+        // SAFETY: `c_char` and `u8` have the same size and alignment.
+        let bytes = unsafe { core::slice::from_raw_parts(name.as_ptr().cast::<u8>(), name.len()) };
+        // The NUL is part of the prefix (`call_printk` passes it as `%s`).
+        match bytes.iter().position(|&b| b == 0) {
+            Some(nul) => &bytes[..=nul],
+            None => b"\0",
+        }
+    }
 }
 
 /// A reference on this module: while it lives, `rmmod` fails with `EBUSY`
@@ -20,12 +51,12 @@ pub(crate) const fn this_module() -> *mut ffi::module {
 ///
 /// `try_module_get(this_module())` succeeded for this value and is undone
 /// only by its `Drop`.
-pub(crate) struct ModuleRef(());
+pub struct ModuleRef(());
 
 impl ModuleRef {
     /// Takes a reference unless the module is going away (its exit runs or
     /// has run), as `try_module_get`.
-    pub(crate) fn try_get() -> Option<Self> {
+    pub fn try_get() -> Option<Self> {
         // SAFETY: `this_module()` is this module's `struct module`, valid
         // while any of its code runs, which includes this call.
         if unsafe { ffi::try_module_get(this_module()) } {

@@ -5,7 +5,7 @@
 //! in a `sockaddr_storage`), and an interface index by name, for IPv6
 //! link-local scopes (`fe80::1%eth0`).
 
-use crate::rb::ffi;
+use crate::ffi;
 
 /// The index of the network interface `name` in the initial namespace.
 pub fn ifindex_by_name(name: &[u8]) -> Option<u32> {
@@ -120,7 +120,7 @@ impl SockAddr {
     /// # Safety
     ///
     /// `ptr` points to a valid `sockaddr_storage`.
-    pub(crate) unsafe fn from_raw(ptr: *const ffi::__kernel_sockaddr_storage) -> Self {
+    pub unsafe fn from_raw(ptr: *const ffi::__kernel_sockaddr_storage) -> Self {
         // SAFETY: the caller guarantees `ptr` is valid for reads.
         Self(unsafe { core::ptr::read(ptr) })
     }
@@ -158,11 +158,13 @@ impl SockAddr {
 
     /// The address for a C function that takes a non-const pointer but
     /// only reads through it (`rtrs_clt_open`'s `struct rtrs_addr`).
-    pub(crate) fn as_storage_ptr(&self) -> *mut ffi::__kernel_sockaddr_storage {
+    pub fn as_storage_ptr(&self) -> *mut ffi::__kernel_sockaddr_storage {
         (&raw const self.0).cast_mut()
     }
 
-    pub(crate) fn as_mut_ptr(&mut self) -> *mut ffi::sockaddr {
+    /// The address for a C function that writes one or reads it through a
+    /// non-const pointer.
+    pub fn as_mut_ptr(&mut self) -> *mut ffi::sockaddr {
         core::ptr::addr_of_mut!(self.0).cast()
     }
 

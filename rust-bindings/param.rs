@@ -21,9 +21,9 @@
 //! the module reads without the lock; strings are read under it
 //! ([`lock`], [`StringParam::read`]).
 
-use crate::rb::ffi;
-use crate::rb::module::this_module;
-use crate::rb::sysfs::Page;
+use crate::ffi;
+use crate::module::this_module;
+use crate::sysfs::Page;
 use core::cell::UnsafeCell;
 use core::fmt::Write;
 use core::marker::PhantomData;
@@ -389,7 +389,7 @@ impl KernelParam {
             name: name.as_char_ptr(),
             mod_: this_module(),
             ops: &Ops::<P>::OPS,
-            perm: crate::rb::sysfs::verify_octal_permissions(perm),
+            perm: crate::sysfs::verify_octal_permissions(perm),
             level: -1,
             flags: 0,
             __bindgen_anon_1: ffi::kernel_param__bindgen_ty_1 {
@@ -447,6 +447,7 @@ pub const fn modinfo<const N: usize>(parts: &[&str]) -> [u8; N] {
 /// `name` is the parameter's name on the command line and in sysfs (for a
 /// loadable module, without a prefix); `perm` its mode in
 /// `/sys/module/<module>/parameters/` (0 for none).
+#[macro_export]
 macro_rules! module_param {
     (
         $(#[$meta:meta])*
@@ -460,7 +461,7 @@ macro_rules! module_param {
         // `KernelParam::new` for its own static); its user needs no `unsafe`.
         #[allow(unsafe_code)]
         const _: () = {
-            use $crate::rb::param as __param;
+            use $crate::param as __param;
 
             #[link_section = "__param"]
             #[used(compiler)]
@@ -483,4 +484,4 @@ macro_rules! module_param {
         };
     };
 }
-pub(crate) use module_param;
+pub use crate::module_param;

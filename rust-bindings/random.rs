@@ -2,7 +2,7 @@
 
 //! Randomness and sleeping, as far as RTRS needs them.
 
-use crate::rb::ffi;
+use crate::ffi;
 
 /// A random (version 4) uuid (`uuid_gen`).
 pub fn uuid() -> [u8; 16] {

@@ -3,7 +3,7 @@
 //! Rate limiting of log lines that a peer can trigger at will (a client's
 //! bad IO), as C's `printk_ratelimit()` and the `pr_*_ratelimited` it backs.
 
-use crate::rb::ffi;
+use crate::ffi;
 use kernel::str::CStr;
 
 /// Whether a rate-limited message may be printed now (the kernel-wide
@@ -19,11 +19,12 @@ pub fn printk_ratelimit(site: &'static CStr) -> bool {
 /// for what a peer or a broken link can trigger at will; `site` (a string
 /// literal) names the caller when the kernel reports suppressed messages:
 /// `pr_err_ratelimited!("rtrs_clt_fast_reg_done", "{}: ...\n", name)`.
+#[macro_export]
 macro_rules! pr_err_ratelimited {
     ($site:literal, $($arg:tt)*) => {
-        if $crate::rb::ratelimit::printk_ratelimit(::kernel::c_str!($site)) {
+        if $crate::ratelimit::printk_ratelimit(::kernel::c_str!($site)) {
             ::kernel::pr_err!($($arg)*);
         }
     };
 }
-pub(crate) use pr_err_ratelimited;
+pub use crate::pr_err_ratelimited;

@@ -7,8 +7,8 @@
 //! (`rcu_read_lock()` around `rtrs_clt_request()`, `synchronize_rcu()` in
 //! `rtrs_clt_stop_and_destroy_conns()`): no lock, interrupts stay on.
 
-use crate::rb::ffi;
-use crate::rb::kvec::VecExt;
+use crate::ffi;
+use crate::kvec::VecExt;
 use core::marker::PhantomData;
 use core::ptr;
 use core::sync::atomic::{AtomicPtr, Ordering};
@@ -236,12 +236,13 @@ impl<T> Spare<T> {
 }
 
 /// Creates an [`RcuVec`] initialiser; its writers' lock is named `$name`.
+#[macro_export]
 macro_rules! new_rcu_vec {
     ($name:literal $(,)?) => {
-        $crate::rb::rcu::RcuVec::new(::kernel::c_str!($name), ::kernel::static_lock_class!())
+        $crate::rcu::RcuVec::new(::kernel::c_str!($name), ::kernel::static_lock_class!())
     };
 }
-pub(crate) use new_rcu_vec;
+pub use crate::new_rcu_vec;
 
 impl<T: Clone + Send + Sync> RcuVec<T> {
     /// An empty list; use [`new_rcu_vec!`].

@@ -7,7 +7,7 @@
 //! completion); and [`Waitable`], a state under such a lock that a thread
 //! waits on, with a timeout, until it is what the thread waits for.
 
-use crate::rb::ffi;
+use crate::ffi;
 use kernel::prelude::*;
 use kernel::str::CStr;
 use kernel::sync::lock::{Backend, Guard, Lock};
@@ -21,16 +21,17 @@ pub struct SpinLockBhBackend;
 pub type SpinLockBh<T> = Lock<T, SpinLockBhBackend>;
 
 /// Creates a [`SpinLockBh`] initialiser with a lockdep class of its own.
+#[macro_export]
 macro_rules! new_spinlock_bh {
     ($inner:expr $(, $name:literal)? $(,)?) => {
-        ::kernel::sync::lock::Lock::<_, $crate::rb::sync::SpinLockBhBackend>::new(
+        ::kernel::sync::lock::Lock::<_, $crate::sync::SpinLockBhBackend>::new(
             $inner,
             ::kernel::optional_name!($($name)?),
             ::kernel::static_lock_class!(),
         )
     };
 }
-pub(crate) use new_spinlock_bh;
+pub use crate::new_spinlock_bh;
 
 // SAFETY: `spinlock_t` gives mutual exclusion; lock and unlock use the same
 // (`_bh`) variant, and `relock` the default, which calls `lock`.
@@ -66,16 +67,17 @@ pub struct SpinLockIrqBackend;
 pub type SpinLockIrq<T> = Lock<T, SpinLockIrqBackend>;
 
 /// Creates a [`SpinLockIrq`] initialiser with a lockdep class of its own.
+#[macro_export]
 macro_rules! new_spinlock_irq {
     ($inner:expr $(, $name:literal)? $(,)?) => {
-        ::kernel::sync::lock::Lock::<_, $crate::rb::sync::SpinLockIrqBackend>::new(
+        ::kernel::sync::lock::Lock::<_, $crate::sync::SpinLockIrqBackend>::new(
             $inner,
             ::kernel::optional_name!($($name)?),
             ::kernel::static_lock_class!(),
         )
     };
 }
-pub(crate) use new_spinlock_irq;
+pub use crate::new_spinlock_irq;
 
 // SAFETY: `spinlock_t` gives mutual exclusion; `unlock` restores the flags
 // `lock` saved; `relock` is the default, which calls `lock` and stores the
@@ -121,9 +123,10 @@ pub struct Waitable<T, B: Backend = SpinLockBhBackend> {
 
 /// Creates a [`Waitable`] initialiser named `$name`, its lock and its
 /// condition variable each with a lockdep class of its own.
+#[macro_export]
 macro_rules! new_waitable {
     ($inner:expr, $name:literal $(,)?) => {
-        $crate::rb::sync::Waitable::new(
+        $crate::sync::Waitable::new(
             $inner,
             ::kernel::c_str!($name),
             ::kernel::static_lock_class!(),
@@ -131,7 +134,7 @@ macro_rules! new_waitable {
         )
     };
 }
-pub(crate) use new_waitable;
+pub use crate::new_waitable;
 
 impl<T, B: Backend> Waitable<T, B> {
     /// A waitable holding `state`; use [`new_waitable!`].

@@ -9,7 +9,7 @@
 //! successful `cancel_sync` takes it back. So `T` lives while its work is
 //! pending or running, and a cancelled work leaks nothing.
 
-use crate::rb::ffi;
+use crate::ffi;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 use kernel::prelude::*;
@@ -110,15 +110,16 @@ pub unsafe trait HasDelayedWork<const ID: u64 = 0> {
 
 /// Implements [`HasDelayedWork`]:
 /// `impl_has_delayed_work!(impl HasDelayedWork<0> for Path { self.hb_work });`
+#[macro_export]
 macro_rules! impl_has_delayed_work {
     (impl HasDelayedWork<$id:literal> for $t:ty { self.$field:ident }) => {
         // SAFETY: the offset is that of the named field, whose type is checked
         // to be `DelayedWork<Self, $id>` below.
         // The macro is the audited place; its user needs no `unsafe`.
         #[allow(unsafe_code)]
-        unsafe impl $crate::rb::workqueue::HasDelayedWork<$id> for $t {
+        unsafe impl $crate::workqueue::HasDelayedWork<$id> for $t {
             const OFFSET: usize = {
-                fn _check(t: &$t) -> &$crate::rb::workqueue::DelayedWork<$t, $id> {
+                fn _check(t: &$t) -> &$crate::workqueue::DelayedWork<$t, $id> {
                     &t.$field
                 }
                 ::core::mem::offset_of!($t, $field)
@@ -126,7 +127,7 @@ macro_rules! impl_has_delayed_work {
         }
     };
 }
-pub(crate) use impl_has_delayed_work;
+pub use crate::impl_has_delayed_work;
 
 /// What a delayed work item does.
 pub trait DelayedWorkItem<const ID: u64 = 0>: HasDelayedWork<ID> + Send + Sync + Sized {

@@ -6,15 +6,15 @@
 use super::io::RnbdMq;
 use super::session::Session;
 use super::sysfs::DevSys;
-use crate::proto::devname::DiskName;
-use crate::proto::msg::{AccessMode, Close, Open, OpenRsp};
-use crate::proto::sysfs::DevState;
-use crate::rb::block::gendisk::{GenDisk, Limits};
-use crate::rb::rtrs_user::clt::Clt;
-use crate::rb::sysfs::{Kobject, Link};
 use core::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
+use rb::sysfs::{Kobject, Link};
+use rb_block::gendisk::{GenDisk, Limits};
+use rb_rtrs_clt::Clt;
+use rnbd_proto::devname::DiskName;
+use rnbd_proto::msg::{AccessMode, Close, Open, OpenRsp};
+use rnbd_proto::sysfs::DevState;
 
 /// What the IO path and the block device callbacks of one device use: the
 /// blk-mq queue data.

@@ -4,13 +4,13 @@
 //! sent with an RTRS permit; the RTRS confirmation completes them.
 
 use super::device::DevIo;
-use crate::proto::msg::{BlkOpf, Io, ReqOp as ProtoOp, Rw};
-use crate::proto::sysfs::DevState;
-use crate::rb::block::mq::{Busy, Geometry, HwCtx, Operations, Status};
-use crate::rb::block::request::{ReqOp, Request};
-use crate::rb::ratelimit::pr_err_ratelimited;
-use crate::rb::rtrs_user::clt::{ConType, IoConfirm, IoPdu, Permit};
 use kernel::prelude::*;
+use rb::ratelimit::pr_err_ratelimited;
+use rb_block::mq::{Busy, Geometry, HwCtx, Operations, Status};
+use rb_block::request::{ReqOp, Request};
+use rb_rtrs_clt::{ConType, IoConfirm, IoPdu, Permit};
+use rnbd_proto::msg::{BlkOpf, Io, ReqOp as ProtoOp, Rw};
+use rnbd_proto::sysfs::DevState;
 
 /// The blk-mq driver of rnbd-client.
 pub(crate) struct RnbdMq;

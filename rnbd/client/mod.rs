@@ -7,22 +7,22 @@ pub(crate) mod io;
 pub(crate) mod session;
 pub(crate) mod sysfs;
 
-use crate::proto::devname::{first_minor, symlink_name, MAX_DISK_INDEX, MINORS};
-use crate::proto::msg::{AccessMode, NAME_MAX};
-use crate::proto::options::{MapOptions, MAX_PATHS};
-use crate::proto::sysfs::DevState;
-use crate::rb::block::gendisk::{DiskParams, GenDisk, Major};
-use crate::rb::block::mq::Operations;
-use crate::rb::errno::EALREADY;
-use crate::rb::kvec::VecExt;
-use crate::rb::rtrs_user::clt::PathAddr;
-use crate::rb::sysfs::{AsKobject, Class, Device as SysDevice, Kobject, Link, Store, Uevent};
 use device::{DevIo, DevSysfs, Device};
 use io::RnbdMq;
 use kernel::prelude::*;
 use kernel::str::BStr;
 use kernel::sync::{Arc, Mutex};
 use kernel::{c_str, new_mutex};
+use rb::errno::EALREADY;
+use rb::kvec::VecExt;
+use rb::sysfs::{AsKobject, Class, Device as SysDevice, Kobject, Link, Store, Uevent};
+use rb_block::gendisk::{DiskParams, GenDisk, Major};
+use rb_block::mq::Operations;
+use rb_rtrs_clt::PathAddr;
+use rnbd_proto::devname::{first_minor, symlink_name, MAX_DISK_INDEX, MINORS};
+use rnbd_proto::msg::{AccessMode, NAME_MAX};
+use rnbd_proto::options::{MapOptions, MAX_PATHS};
+use rnbd_proto::sysfs::DevState;
 use session::Session;
 
 /// What the client's lock protects (C's `sess_lock` and device list).
@@ -109,7 +109,7 @@ impl Module {
 impl Client {
     /// Maps a device (`rnbd_clt_map_device_store`).
     pub(crate) fn map(self: &Arc<Self>, input: &[u8]) -> Result {
-        let opts = MapOptions::parse(input, crate::rb::cpu::nr_cpu_ids()).map_err(|e| {
+        let opts = MapOptions::parse(input, rb::cpu::nr_cpu_ids()).map_err(|e| {
             pr_err!("map_device: invalid options, err: {}\n", e.to_errno());
             Error::from_errno(e.to_errno())
         })?;

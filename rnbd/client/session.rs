@@ -6,16 +6,16 @@
 
 use super::device::Device;
 use super::io::{RnbdMq, INLINE_SG};
-use crate::proto::msg::{negotiate_version, SessInfo, SessInfoRsp, PROTO_VER_MAJOR};
-use crate::proto::sysfs::DevState;
-use crate::rb::block::mq::{TagSet, TagSetFlags, TagSetParams};
-use crate::rb::rtrs_user::clt::{Clt, LinkEv, LinkHandler, OpenParams, PathAddr};
-use crate::rb::sysfs::{AsKobject, Uevent};
 use kernel::prelude::*;
 use kernel::str::BStr;
 use kernel::sync::{Arc, ArcBorrow, Mutex};
 use kernel::workqueue::{self, impl_has_work, new_work, Work, WorkItem};
 use kernel::{new_mutex, try_pin_init};
+use rb::sysfs::{AsKobject, Uevent};
+use rb_block::mq::{TagSet, TagSetFlags, TagSetParams};
+use rb_rtrs_clt::{Clt, LinkEv, LinkHandler, OpenParams, PathAddr};
+use rnbd_proto::msg::{negotiate_version, SessInfo, SessInfoRsp, PROTO_VER_MAJOR};
+use rnbd_proto::sysfs::DevState;
 
 /// Seconds between reconnect attempts (C's `RECONNECT_DELAY`).
 const RECONNECT_DELAY: u8 = 30;
@@ -169,7 +169,7 @@ impl WorkItem for SessEvents {
             if this.remap() || !this.remap_pending() {
                 return;
             }
-            crate::rb::random::msleep(REMAP_RETRY_MS);
+            rb::random::msleep(REMAP_RETRY_MS);
             if !this.remap_pending() {
                 return;
             }
@@ -283,6 +283,6 @@ impl Session {
         drop(self.events.clt.lock().take());
         // A remap under way sees the session gone within a retry; the
         // module must not go before it ends.
-        crate::rb::workqueue::flush_work(&self.events.work);
+        rb::workqueue::flush_work(&self.events.work);
     }
 }

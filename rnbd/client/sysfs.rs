@@ -5,15 +5,15 @@
 
 use super::device::Device;
 use super::Client;
-use crate::proto::options::{parse_remap, parse_resize, UnmapMode};
-use crate::proto::sysfs::{MAP_DEVICE_USAGE, REMAP_DEVICE_USAGE, RESIZE_USAGE, UNMAP_DEVICE_USAGE};
-use crate::rb::errno::EALREADY;
-use crate::rb::sysfs::{attributes, Attribute, Attributes, Page, Store};
 use core::fmt::Write;
 use kernel::c_str;
 use kernel::prelude::*;
 use kernel::str::{BStr, CStr};
 use kernel::sync::Arc;
+use rb::errno::EALREADY;
+use rb::sysfs::{attributes, Attribute, Attributes, Page, Store};
+use rnbd_proto::options::{parse_remap, parse_resize, UnmapMode};
+use rnbd_proto::sysfs::{MAP_DEVICE_USAGE, REMAP_DEVICE_USAGE, RESIZE_USAGE, UNMAP_DEVICE_USAGE};
 
 /// The data of `ctl`.
 pub(crate) struct Ctl {
@@ -181,7 +181,7 @@ impl Attribute for Resize {
     fn store(d: &DevSys, input: &[u8], _ctx: &mut Store<'_>) -> Result<usize> {
         let sectors = parse_resize(input).map_err(|e| Error::from_errno(e.to_errno()))?;
         let _guard = d.dev.lock.lock();
-        if d.dev.io.state() != crate::proto::sysfs::DevState::Mapped {
+        if d.dev.io.state() != rnbd_proto::sysfs::DevState::Mapped {
             pr_err!("Failed to set new size of the device, device is not opened\n");
             return Err(ENOENT);
         }
@@ -203,7 +203,7 @@ impl Attribute for RemapDevice {
     }
 
     fn store(d: &DevSys, input: &[u8], _ctx: &mut Store<'_>) -> Result<usize> {
-        use crate::proto::sysfs::DevState;
+        use rnbd_proto::sysfs::DevState;
         if parse_remap(input).is_err() {
             pr_err!(
                 "{}: remap_device: Invalid value: {}\n",

@@ -7,16 +7,16 @@
 
 use super::sysfs::{DevFiles, SessDevFiles};
 use super::Server;
-use crate::proto::access::OpenPerm;
-use crate::proto::msg::{AccessMode, NAME_MAX};
-use crate::rb::block::bdev::{Bdev, BdevFile};
-use crate::rb::kvec::VecExt;
-use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
-use crate::rb::sysfs::Kobject;
 use kernel::alloc::KVec;
 use kernel::prelude::*;
 use kernel::str::BStr;
 use kernel::sync::{Arc, CondVar};
+use rb::kvec::VecExt;
+use rb::sync::{new_spinlock_irq, SpinLockIrq};
+use rb::sysfs::Kobject;
+use rb_block::bdev::{Bdev, BdevFile};
+use rnbd_proto::access::OpenPerm;
+use rnbd_proto::msg::{AccessMode, NAME_MAX};
 
 /// A device name as `%pg` prints it (`nullb0`), at most `NAME_MAX - 1`
 /// bytes.

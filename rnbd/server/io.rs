@@ -7,11 +7,11 @@
 use super::device::Target;
 use super::session::Session;
 use super::Handler;
-use crate::proto::msg::{
+use rb_block::bio::{self, BioDone, BioOp, BioReq};
+use rb_rtrs_srv::SrvIo;
+use rnbd_proto::msg::{
     negotiate_version, Close, Io, MsgHdr, MsgType, Open, ReqOp, SessInfo, SessInfoRsp,
 };
-use crate::rb::block::bio::{self, BioDone, BioOp, BioReq};
-use crate::rb::rtrs_user::srv::SrvIo;
 
 /// An IO of ours.
 type ClientIo = SrvIo<Handler>;
@@ -102,7 +102,7 @@ fn process_io(sess: &Session, io: ClientIo, usr: &[u8]) {
             sess.name(),
             msg.device_id
         );
-        io.respond(Err(crate::rb::errno::ENOTCONN()));
+        io.respond(Err(rb::errno::ENOTCONN()));
         return;
     };
     let opf = msg.rw.to_bio();

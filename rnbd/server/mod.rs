@@ -8,12 +8,12 @@
 //! `dev_lock`), then `Session::devs` (C's `index_idr`), then a target's
 //! `inflight`.
 
-use crate::rb::global::Global;
-use crate::rb::rtrs_user::srv::{SessRef, SrvIo, SrvUser};
 use device::DevEntry;
 use kernel::alloc::KVec;
 use kernel::prelude::*;
 use kernel::sync::{Arc, ArcBorrow, Mutex};
+use rb::global::Global;
+use rb_rtrs_srv::{SessRef, SrvIo, SrvUser};
 use session::Session;
 
 /// `pr_err!` at most at the kernel's printk rate: for what a client can
@@ -21,7 +21,7 @@ use session::Session;
 /// modules below see it.
 macro_rules! pr_err_rl {
     ($($arg:tt)*) => {
-        $crate::rb::ratelimit::pr_err_ratelimited!("rnbd_server", $($arg)*)
+        ::rb::pr_err_ratelimited!("rnbd_server", $($arg)*)
     };
 }
 
@@ -32,7 +32,7 @@ pub(crate) mod session;
 pub(crate) mod sysfs;
 
 /// A pure-protocol error as a kernel errno.
-pub(crate) fn errno(e: crate::proto::error::Error) -> Error {
+pub(crate) fn errno(e: rnbd_proto::error::Error) -> Error {
     Error::from_errno(e.to_errno())
 }
 

@@ -3,13 +3,13 @@
 //! The module parameters of `rnbd-server`, as in C: `port_nr` and
 //! `dev_search_path` (with `%SESSNAME%`), both 0444.
 
-use crate::proto::devpath::{self, PATH_MAX};
-use crate::proto::msg::RTRS_PORT;
-use crate::rb::param::{module_param, ParamLocked, ParamValue, StringParam, UshortParam};
-use crate::rb::sysfs::Page;
 use kernel::alloc::{flags::GFP_KERNEL, KVec};
 use kernel::prelude::*;
 use kernel::str::CStr;
+use rb::param::{module_param, ParamLocked, ParamValue, StringParam, UshortParam};
+use rb::sysfs::Page;
+use rnbd_proto::devpath::{self, PATH_MAX};
+use rnbd_proto::msg::RTRS_PORT;
 
 module_param! {
     /// The port RTRS listens on.

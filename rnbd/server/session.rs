@@ -8,15 +8,15 @@ use super::device::{SessDev, Target};
 use super::sysfs::{sess_dev_files, SessDevFiles};
 use super::Handler;
 use super::{params, server};
-use crate::proto::msg::{AccessMode, CachePolicy, Open, OpenRsp, NAME_MAX, PROTO_VER_MAJOR};
-use crate::rb::block::bdev::{Bdev, BdevFile};
-use crate::rb::rtrs_user::srv::SessRef;
 use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use kernel::alloc::flags::GFP_ATOMIC;
 use kernel::alloc::{KBox, KVec};
 use kernel::prelude::*;
 use kernel::str::BStr;
 use kernel::sync::{Arc, Mutex, SpinLock};
+use rb_block::bdev::{Bdev, BdevFile};
+use rb_rtrs_srv::SessRef;
+use rnbd_proto::msg::{AccessMode, CachePolicy, Open, OpenRsp, NAME_MAX, PROTO_VER_MAJOR};
 
 /// Numbers openings, so that a `force_close` finds its own and not a later
 /// one that reused the id.

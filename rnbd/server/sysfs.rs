@@ -9,18 +9,16 @@
 //! ```
 
 use super::session::Session;
-use crate::proto::msg::AccessMode;
-use crate::proto::sysfs::{parse_force_close, read_only_str, FORCE_CLOSE_USAGE};
-use crate::rb::block::bdev::Bdev;
-use crate::rb::sysfs::{
-    attributes, Attribute, Attributes, Class, Device, Kobject, Link, Page, Store,
-};
 use core::fmt::Write;
 use kernel::alloc::KVec;
 use kernel::c_str;
 use kernel::prelude::*;
 use kernel::str::{BStr, CStr};
 use kernel::sync::Arc;
+use rb::sysfs::{attributes, Attribute, Attributes, Class, Device, Kobject, Link, Page, Store};
+use rb_block::bdev::Bdev;
+use rnbd_proto::msg::AccessMode;
+use rnbd_proto::sysfs::{parse_force_close, read_only_str, FORCE_CLOSE_USAGE};
 
 static CTL_ATTRS: Attributes<()> = attributes!(());
 

@@ -17,10 +17,6 @@
 //! permit is back.
 
 use super::sess::Sess;
-use crate::rb::ffi;
-use crate::rb::net::SockAddr;
-use crate::rb::rdma::BorrowedSg;
-use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use core::ptr::NonNull;
 use core::sync::atomic::{fence, AtomicU32, AtomicUsize, Ordering};
 use kernel::alloc::{flags::GFP_KERNEL, KVec};
@@ -28,6 +24,10 @@ use kernel::ffi::{c_char, c_int, c_uint};
 use kernel::new_condvar;
 use kernel::prelude::*;
 use kernel::sync::{Arc, CondVar};
+use rb::ffi;
+use rb::net::SockAddr;
+use rb::sync::{new_spinlock_irq, SpinLockIrq};
+use rb_rdma::BorrowedSg;
 
 /// A link event for the upper layer (`enum rtrs_clt_link_ev`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -346,7 +346,7 @@ impl UsrMsg<'_> {
             let end = off
                 .checked_add(v.iov_len)
                 .filter(|e| *e <= out.len())
-                .ok_or_else(crate::rb::errno::EMSGSIZE)?;
+                .ok_or_else(rb::errno::EMSGSIZE)?;
             if v.iov_len > 0 {
                 // SAFETY: `iov_base` has `iov_len` readable bytes for the
                 // duration of `rtrs_clt_request` (its contract).
@@ -594,7 +594,7 @@ unsafe extern "C" fn rtrs_clt_get_permit(
         ConType::Admin
     };
     let wait = wait == ffi::wait_type_RTRS_PERMIT_WAIT;
-    match s.permits.get(t, crate::rb::cpu::current_cpu(), wait) {
+    match s.permits.get(t, rb::cpu::current_cpu(), wait) {
         Some(id) => s.permits.to_c(id),
         None => core::ptr::null_mut(),
     }

@@ -6,20 +6,20 @@
 
 use super::path::Path;
 use super::req::ReqSet;
-use crate::proto::imm::Imm;
-use crate::proto::msg::{ConnReq, ConnRsp, InfoRsp, RkeyRsp, PROTO_VER};
-use crate::proto::state::CltState;
-use crate::rb::once::SetOnce;
-use crate::rb::ratelimit::pr_err_ratelimited;
-use crate::rb::rdma::cq::impl_has_cqe;
-use crate::rb::rdma::{
-    CmEvent, CmHandler, CmIdRef, ConnParam, Cqe, CqeHandler, DmaBuf, DmaDirection, QpEvent, RecvWr,
-    Sge, Wc, WcOpcode,
-};
-use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU8, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
+use rb::once::SetOnce;
+use rb::ratelimit::pr_err_ratelimited;
+use rb::sync::{new_spinlock_irq, SpinLockIrq};
+use rb_rdma::cq::impl_has_cqe;
+use rb_rdma::{
+    CmEvent, CmHandler, CmIdRef, ConnParam, Cqe, CqeHandler, DmaBuf, DmaDirection, QpEvent, RecvWr,
+    Sge, Wc, WcOpcode,
+};
+use rtrs_proto::imm::Imm;
+use rtrs_proto::msg::{ConnReq, ConnRsp, InfoRsp, RkeyRsp, PROTO_VER};
+use rtrs_proto::state::CltState;
 
 /// `RTRS_CONNECT_TIMEOUT_MS`.
 pub(crate) const CONNECT_TIMEOUT_MS: u32 = 30_000;
@@ -42,7 +42,7 @@ pub(crate) struct RspRing {
 }
 
 impl RspRing {
-    fn new(dev: &crate::rb::rdma::Device, n: u32, lkey: u32) -> Result<Self> {
+    fn new(dev: &rb_rdma::Device, n: u32, lkey: u32) -> Result<Self> {
         let buf = DmaBuf::new(dev, n as usize * RkeyRsp::SIZE, DmaDirection::FromDevice)?;
         let mut ius = KVec::with_capacity(n as usize, GFP_KERNEL)?;
         for idx in 0..n {
@@ -92,9 +92,9 @@ impl_has_cqe!(impl HasCqe<3> for Con { self.info_rsp_cqe });
 
 impl Con {
     pub(crate) fn new(path: Arc<Path>, cid: u16) -> Result<Arc<Self>> {
-        let ncpu = crate::rb::cpu::nr_cpu_ids().max(1);
+        let ncpu = rb::cpu::nr_cpu_ids().max(1);
         // The first two connections go to the first CPU.
-        let cpu = crate::common::rem(u32::from(cid).saturating_sub(1), ncpu);
+        let cpu = rtrs_common::rem(u32::from(cid).saturating_sub(1), ncpu);
         Arc::pin_init(
             pin_init!(Con {
                 path,
@@ -121,7 +121,7 @@ impl Con {
         self.reqs
             .get()
             .map(|r| &**r)
-            .ok_or_else(crate::rb::errno::ENOTCONN)
+            .ok_or_else(rb::errno::ENOTCONN)
     }
 
     pub(crate) fn set_reqs(&self, r: Arc<ReqSet>) {
@@ -133,7 +133,7 @@ impl Con {
         let h = id.handler();
         let path = &h.path;
         if h.destroyed.load(Ordering::Acquire) {
-            return Err(crate::rb::errno::ECONNABORTED());
+            return Err(rb::errno::ECONNABORTED());
         }
         let dev = id.device().ok_or(ENODEV)?;
         let wr_limit = dev.attrs().max_qp_wr;
@@ -141,7 +141,7 @@ impl Con {
             path.attach_device(dev)?;
             // Request and registration, receives (x2 for invalidations), plus
             // drain and heartbeat.
-            let n = wr_limit.min(crate::proto::msg::SERVICE_CON_QUEUE_DEPTH * 2 + 2);
+            let n = wr_limit.min(rtrs_proto::msg::SERVICE_CON_QUEUE_DEPTH * 2 + 2);
             (n, n, 1)
         } else {
             let qd = path.queue_depth();
@@ -155,17 +155,17 @@ impl Con {
         if path.new_rkey() || h.cid == 0 {
             let _ = h.rsp.set(RspRing::new(dev, cq_num, pd.local_dma_lkey())?);
         }
-        let attr = crate::rb::rdma::cm::QpAttr {
+        let attr = rb_rdma::cm::QpAttr {
             max_send_wr,
             max_recv_wr,
             max_send_sge,
             max_recv_sge: 1,
             nr_cqe: cq_num,
-            comp_vector: crate::common::rem(h.cpu, dev.num_comp_vectors()),
+            comp_vector: rtrs_common::rem(h.cpu, dev.num_comp_vectors()),
             poll: if u32::from(h.cid) >= path.irq_con_num {
-                crate::rb::rdma::PollContext::Direct
+                rb_rdma::PollContext::Direct
             } else {
-                crate::rb::rdma::PollContext::Softirq
+                rb_rdma::PollContext::Softirq
             },
         };
         id.create_qp(&pd, &attr)
@@ -185,7 +185,7 @@ impl Con {
             first_conn: path.for_new_clt(),
         };
         let mut msg = [0u8; ConnReq::SIZE];
-        req.encode(&mut msg).map_err(crate::common::kerr)?;
+        req.encode(&mut msg).map_err(rtrs_common::kerr)?;
         id.connect(&ConnParam {
             private_data: &msg,
             retry_count: 7,
@@ -200,7 +200,7 @@ impl Con {
         let h = id.handler();
         let rsp = ConnRsp::decode(private_data).map_err(|_| {
             pr_err!("{}: Invalid RTRS connection response\n", h.path.name());
-            crate::rb::errno::ECONNRESET()
+            rb::errno::ECONNRESET()
         })?;
         if rsp.check_accepted().is_err() {
             pr_err!(
@@ -208,7 +208,7 @@ impl Con {
                 h.path.name(),
                 rsp.errno
             );
-            return Err(crate::rb::errno::ECONNRESET());
+            return Err(rb::errno::ECONNRESET());
         }
         if h.cid == 0 {
             h.path.learn(id, &rsp)?;
@@ -244,7 +244,7 @@ impl Con {
     /// `rtrs_rdma_conn_rejected()`: the server's errno, if it sent one.
     fn rejected(&self, private_data: Option<&[u8]>, reason: i32) -> i32 {
         let errno = private_data.map_or(0, ConnRsp::reject_errno);
-        if errno == -(crate::rb::ffi::EBUSY as i32) {
+        if errno == -(rb::ffi::EBUSY as i32) {
             pr_err!(
                 "{}: Previous session is still exists on the server, please reconnect later\n",
                 self.path.name()
@@ -266,7 +266,7 @@ impl Con {
         if errno != 0 {
             errno
         } else {
-            crate::rb::errno::ECONNRESET().to_errno()
+            rb::errno::ECONNRESET().to_errno()
         }
     }
 
@@ -287,7 +287,7 @@ impl Con {
     /// one unanswered disconnect, each close of the path takes 30 s more).
     pub(crate) fn retire(&self) {
         self.destroyed.store(true, Ordering::Release);
-        self.flag_error(crate::rb::errno::ECONNABORTED().to_errno());
+        self.flag_error(rb::errno::ECONNABORTED().to_errno());
     }
 
     /// Posts receive `i` of the RKEY_RSP ring.
@@ -331,13 +331,13 @@ impl Con {
         let rx = DmaBuf::new(pd.device(), rx_sz, DmaDirection::FromDevice)?;
         let mut tx = DmaBuf::new(
             pd.device(),
-            crate::proto::msg::InfoReq::SIZE,
+            rtrs_proto::msg::InfoReq::SIZE,
             DmaDirection::ToDevice,
         )?;
-        let msg = crate::proto::msg::InfoReq::new(path.core.name.as_bytes())
-            .map_err(crate::common::kerr)?;
-        let mut b = [0u8; crate::proto::msg::InfoReq::SIZE];
-        msg.encode(&mut b).map_err(crate::common::kerr)?;
+        let msg =
+            rtrs_proto::msg::InfoReq::new(path.core.name.as_bytes()).map_err(rtrs_common::kerr)?;
+        let mut b = [0u8; rtrs_proto::msg::InfoReq::SIZE];
+        msg.encode(&mut b).map_err(rtrs_common::kerr)?;
         tx.write(0, &b)?;
         Ok((tx, rx))
     }
@@ -354,11 +354,11 @@ impl Con {
         *h.info_bufs.lock() = (Some(tx), Some(rx));
         id.post_recv(|h: &Self| Ok([RecvWr::new(&h.info_rsp_cqe, &rx_sge)]))?;
         id.post_send(|h: &Self| {
-            Ok([crate::rb::rdma::SendWr::new(
+            Ok([rb_rdma::SendWr::new(
                 &h.info_req_cqe,
-                crate::rb::rdma::SendOp::Send,
+                rb_rdma::SendOp::Send,
                 &tx_sge,
-                crate::rb::rdma::SendFlags::SIGNALED,
+                rb_rdma::SendFlags::SIGNALED,
             )])
         })
     }
@@ -585,7 +585,7 @@ impl CqeHandler<3> for Con {
 impl CmHandler for Con {
     /// `qp_event_handler()` of rtrs.c.
     fn qp_event(&self, ev: &QpEvent) {
-        crate::common::log_qp_event(&self.path.name(), ev);
+        rtrs_common::log_qp_event(&self.path.name(), ev);
     }
 
     /// `rtrs_clt_rdma_cm_handler()`.
@@ -620,7 +620,7 @@ impl CmHandler for Con {
                 private_data,
             } => Some(self.rejected(*private_data, *reason)),
             // As C: no message for disconnecting.
-            CmEvent::Disconnected(_) => Some(crate::rb::errno::ECONNRESET().to_errno()),
+            CmEvent::Disconnected(_) => Some(rb::errno::ECONNRESET().to_errno()),
             // C has destroyed the CM IDs of a path it closed before their
             // TIMEWAIT_EXIT comes; ours may outlive it, silently then.
             CmEvent::TimewaitExit
@@ -629,14 +629,14 @@ impl CmHandler for Con {
                     CltState::Connected | CltState::Connecting
                 ) =>
             {
-                Some(crate::rb::errno::ECONNRESET().to_errno())
+                Some(rb::errno::ECONNRESET().to_errno())
             }
             CmEvent::ConnectError(_)
             | CmEvent::Unreachable(_)
             | CmEvent::AddrChange
-            | CmEvent::TimewaitExit => self.cm_error(event, crate::rb::errno::ECONNRESET()),
+            | CmEvent::TimewaitExit => self.cm_error(event, rb::errno::ECONNRESET()),
             CmEvent::AddrError(_) | CmEvent::RouteError(_) => {
-                self.cm_error(event, crate::rb::errno::EHOSTUNREACH())
+                self.cm_error(event, rb::errno::EHOSTUNREACH())
             }
             CmEvent::DeviceRemoval => {
                 pr_warn!("{}: CM event: {}\n", self.path.name(), event.name());
@@ -650,7 +650,7 @@ impl CmHandler for Con {
                     event.name(),
                     event.status()
                 );
-                Some(crate::rb::errno::ECONNRESET().to_errno())
+                Some(rb::errno::ECONNRESET().to_errno())
             }
         };
         if let Some(e) = err {

@@ -10,26 +10,6 @@ use super::conn::{Con, CONNECT_TIMEOUT_MS};
 use super::req::ReqSet;
 use super::sess::{failover, Core, MAX_SEGMENTS};
 use super::sysfs::PathFiles;
-use crate::common::name::NameBuf;
-use crate::common::{kerr, rem};
-use crate::proto::hb::{HbAction, Heartbeat, HB_INTERVAL_MS, HB_MISSED_MAX};
-use crate::proto::imm::Imm;
-use crate::proto::msg::{
-    ConnRsp, InfoRsp, Rbuf, RdmaRead, RdmaWrite, SgDesc, SgList, Uuid, MSG_NEED_INVAL_F,
-    MSG_NEW_RKEY_F, NAME_MAX, SERVICE_CON_QUEUE_DEPTH,
-};
-use crate::proto::path_sel::PathSnapshot;
-use crate::proto::reconnect::{RECONNECT_BACKOFF_MS, RECONNECT_SEED};
-use crate::proto::state::CltState;
-use crate::rb::net::SockAddr;
-use crate::rb::rcu::{self, RcuBox};
-use crate::rb::rdma::{
-    Access, BorrowedSg, CmId, CmIdRef, Device, DmaAddr, DmaBuf, DmaDirection, MappedSg, MrMapping,
-    Pd, SendFlags, SendOp, SendWr, Sge,
-};
-use crate::rb::rtrs_user::addr::addr_to_str;
-use crate::rb::sync::{new_spinlock_irq, new_waitable, SpinLockIrq, SpinLockIrqBackend, Waitable};
-use crate::rb::workqueue::{impl_has_delayed_work, DelayedWork, DelayedWorkItem};
 use core::sync::atomic::{
     AtomicBool, AtomicI32, AtomicI64, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering,
 };
@@ -38,6 +18,26 @@ use kernel::sync::{Arc, Mutex};
 use kernel::time::Ktime;
 use kernel::workqueue::{impl_has_work, Work, WorkItem};
 use kernel::{new_mutex, new_work};
+use rb::net::SockAddr;
+use rb::rcu::{self, RcuBox};
+use rb::sync::{new_spinlock_irq, new_waitable, SpinLockIrq, SpinLockIrqBackend, Waitable};
+use rb::workqueue::{impl_has_delayed_work, DelayedWork, DelayedWorkItem};
+use rb_rdma::{
+    Access, BorrowedSg, CmId, CmIdRef, Device, DmaAddr, DmaBuf, DmaDirection, MappedSg, MrMapping,
+    Pd, SendFlags, SendOp, SendWr, Sge,
+};
+use rb_rtrs::addr_to_str;
+use rtrs_common::name::NameBuf;
+use rtrs_common::{kerr, rem};
+use rtrs_proto::hb::{HbAction, Heartbeat, HB_INTERVAL_MS, HB_MISSED_MAX};
+use rtrs_proto::imm::Imm;
+use rtrs_proto::msg::{
+    ConnRsp, InfoRsp, Rbuf, RdmaRead, RdmaWrite, SgDesc, SgList, Uuid, MSG_NEED_INVAL_F,
+    MSG_NEW_RKEY_F, NAME_MAX, SERVICE_CON_QUEUE_DEPTH,
+};
+use rtrs_proto::path_sel::PathSnapshot;
+use rtrs_proto::reconnect::{RECONNECT_BACKOFF_MS, RECONNECT_SEED};
+use rtrs_proto::state::CltState;
 
 /// How long a closing path waits for the server to confirm that its side of
 /// each connection is closed before it fails its IO over anyway
@@ -117,7 +117,7 @@ pub(crate) struct Stats {
 impl Stats {
     fn new() -> Result<Self> {
         let per_cpu = || -> Result<KVec<AtomicI32>> {
-            let n = crate::rb::cpu::nr_cpu_ids() as usize;
+            let n = rb::cpu::nr_cpu_ids() as usize;
             let mut v = KVec::with_capacity(n, GFP_KERNEL)?;
             for _ in 0..n {
                 v.push(AtomicI32::new(0), GFP_KERNEL)?;
@@ -137,7 +137,7 @@ impl Stats {
     /// A completion for connection CPU `con_cpu` ran on this CPU
     /// (`rtrs_clt_update_wc_stats()`).
     pub(crate) fn completion_on(&self, con_cpu: u32) {
-        let cpu = crate::rb::cpu::current_cpu();
+        let cpu = rb::cpu::current_cpu();
         if cpu != con_cpu {
             if let Some(c) = self.migr_to.get(cpu as usize) {
                 c.fetch_add(1, Ordering::Relaxed);
@@ -255,7 +255,7 @@ impl Path {
         dst: SockAddr,
         for_new: bool,
     ) -> Result<Arc<Self>> {
-        let con_num = crate::rb::cpu::nr_cpu_ids() + core.nr_poll_queues + 1;
+        let con_num = rb::cpu::nr_cpu_ids() + core.nr_poll_queues + 1;
         let mut cons = KVec::with_capacity(con_num as usize, GFP_KERNEL)?;
         for _ in 0..con_num {
             cons.push(RcuBox::empty(), GFP_KERNEL)?;
@@ -263,11 +263,11 @@ impl Path {
         Arc::pin_init(
             try_pin_init!(Path {
                 core: core.clone(),
-                uuid: crate::rb::random::uuid(),
+                uuid: rb::random::uuid(),
                 src <- new_spinlock_irq!(src, "rtrs_clt_src"),
                 dst,
                 con_num,
-                irq_con_num: crate::rb::cpu::nr_cpu_ids() + 1,
+                irq_con_num: rb::cpu::nr_cpu_ids() + 1,
                 state <- new_waitable!(CltState::Connecting, "rtrs_clt_path_state"),
                 state_fast: AtomicU8::new(CltState::Connecting.as_u8()),
                 connected_cnt: AtomicI32::new(0),
@@ -432,7 +432,7 @@ impl Path {
             pr_err!("{}: Error: queue depth changed\n", self.name());
             pr_err!("{}: Disabling auto-reconnect. Trigger a manual reconnect after issue is resolved\n", self.name());
             self.attempts.store(u32::MAX, Ordering::Relaxed);
-            return Err(crate::rb::errno::ECONNRESET());
+            return Err(rb::errno::ECONNRESET());
         }
         *srv = SrvParams {
             queue_depth: qd,
@@ -487,11 +487,11 @@ impl Path {
             con.cm_err.load(Ordering::Acquire) != 0 || p.state() != CltState::Connecting
         });
         if !done {
-            return Err(crate::rb::errno::ETIMEDOUT());
+            return Err(rb::errno::ETIMEDOUT());
         }
         match con.cm_err.load(Ordering::Acquire) {
             e if e < 0 => Err(Error::from_errno(e)),
-            _ if self.state() != CltState::Connecting => Err(crate::rb::errno::ECONNABORTED()),
+            _ if self.state() != CltState::Connecting => Err(rb::errno::ECONNABORTED()),
             _ => Ok(()),
         }
     }
@@ -507,7 +507,7 @@ impl Path {
         let g = rcu::read_lock();
         match slot.get(&g) {
             Some(id) => f(id),
-            None => Err(crate::rb::errno::ENOTCONN()),
+            None => Err(rb::errno::ENOTCONN()),
         }
     }
 
@@ -555,8 +555,8 @@ impl Path {
                 self.wait(CONNECT_TIMEOUT_MS, |p| p.state() != CltState::Connecting);
                 match self.state() {
                     CltState::Connected => Ok(()),
-                    CltState::ConnectingErr => Err(crate::rb::errno::ECONNRESET()),
-                    _ => Err(crate::rb::errno::ETIMEDOUT()),
+                    CltState::ConnectingErr => Err(rb::errno::ECONNRESET()),
+                    _ => Err(rb::errno::ETIMEDOUT()),
                 }
             });
         if ret.is_err() {
@@ -679,7 +679,7 @@ impl Path {
                 );
                 return;
             }
-            crate::rb::random::msleep(FAILOVER_POLL_MS);
+            rb::random::msleep(FAILOVER_POLL_MS);
         }
     }
 
@@ -755,7 +755,7 @@ impl Path {
             pr_info!(
                 "{}: reconnecting the path ({})\n",
                 self.name(),
-                crate::common::CallSite::here()
+                rtrs_common::CallSite::here()
             );
             DelayedWork::<Path, 1>::schedule(self, &self.core.wq, 0);
         } else {
@@ -794,7 +794,7 @@ impl Path {
         if self.state() == CltState::Connected {
             Ok(())
         } else {
-            Err(crate::rb::errno::ENOTCONN())
+            Err(rb::errno::ENOTCONN())
         }
     }
 
@@ -946,7 +946,7 @@ impl Path {
                 hdr_len,
                 rs.srv.max_hdr_size
             );
-            return Err(crate::rb::errno::EMSGSIZE());
+            return Err(rb::errno::EMSGSIZE());
         }
         let hdr = if read {
             RdmaRead::SIZE
@@ -961,7 +961,7 @@ impl Path {
                 tsize,
                 rs.srv.chunk_size
             );
-            return Err(crate::rb::errno::EMSGSIZE());
+            return Err(rb::errno::EMSGSIZE());
         }
         Ok(())
     }
@@ -1184,7 +1184,7 @@ impl DelayedWorkItem<1> for Path {
     /// `rtrs_clt_err_recovery_work()`.
     fn run(this: Arc<Self>) {
         this.stop_and_destroy_conns();
-        let delay = this.core.reconnect_delay_ms + crate::rb::random::below(RECONNECT_SEED);
+        let delay = this.core.reconnect_delay_ms + rb::random::below(RECONNECT_SEED);
         DelayedWork::<Path, 2>::schedule(&this, &this.core.wq, delay);
     }
 }
@@ -1202,7 +1202,7 @@ impl DelayedWorkItem<2> for Path {
             return;
         }
         this.attempts.fetch_add(1, Ordering::Relaxed);
-        crate::rb::random::msleep(RECONNECT_BACKOFF_MS);
+        rb::random::msleep(RECONNECT_BACKOFF_MS);
         if this.change_state(CltState::Connecting).0
             && this.init().is_err()
             && this.change_state(CltState::Reconnecting).0

@@ -8,16 +8,16 @@
 use super::abi::{ConType, Confirm, Dir};
 use super::conn::Con;
 use super::path::{Path, SrvParams};
-use crate::proto::msg::Rbuf;
-use crate::rb::kvec::VecExt;
-use crate::rb::ratelimit::pr_err_ratelimited;
-use crate::rb::rdma::cq::impl_has_cqe;
-use crate::rb::rdma::{BorrowedSg, MappedSg};
-use crate::rb::rdma::{CmIdRef, Cqe, CqeHandler, DmaBuf, DmaDirection, Mr, Pd, Wc};
-use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
+use rb::kvec::VecExt;
+use rb::ratelimit::pr_err_ratelimited;
+use rb::sync::{new_spinlock_irq, SpinLockIrq};
+use rb_rdma::cq::impl_has_cqe;
+use rb_rdma::{BorrowedSg, MappedSg};
+use rb_rdma::{CmIdRef, Cqe, CqeHandler, DmaBuf, DmaDirection, Mr, Pd, Wc};
+use rtrs_proto::msg::Rbuf;
 
 /// What a request slot knows about its IO.
 pub(crate) struct ReqState {
@@ -165,11 +165,11 @@ impl Req {
             let i = self.idx as usize;
             let posted = conn.post_send(|h: &Con| {
                 let r = h.reqs()?.reqs.get(i).ok_or(EINVAL)?;
-                Ok([crate::rb::rdma::SendWr::new(
+                Ok([rb_rdma::SendWr::new(
                     &r.inv_cqe,
-                    crate::rb::rdma::SendOp::LocalInv(rkey),
+                    rb_rdma::SendOp::LocalInv(rkey),
                     &[],
-                    crate::rb::rdma::SendFlags::SIGNALED,
+                    rb_rdma::SendFlags::SIGNALED,
                 )])
             });
             match posted {
@@ -189,7 +189,7 @@ impl Req {
     /// Ends the IO: frees the slot, unmaps the user's pages (outside the
     /// slot's lock, as C unmaps with no lock held), confirms.
     fn finish(
-        mut st: kernel::sync::lock::Guard<'_, ReqState, crate::rb::sync::SpinLockIrqBackend>,
+        mut st: kernel::sync::lock::Guard<'_, ReqState, rb::sync::SpinLockIrqBackend>,
         path: &Path,
         errno: i32,
         notify: bool,

@@ -6,23 +6,23 @@
 use super::abi::{Attrs, CltLinkEv, LinkOps, OpenArgs, Permits, Request};
 use super::path::{Path, Submit};
 use super::sysfs::{PathFiles, SessDev};
-use crate::common::name::NameBuf;
-use crate::common::sockaddr::same_addr;
-use crate::common::{kerr, rem};
-use crate::proto::imm::{imm_bits, MAX_IMM_PAYL_BITS};
-use crate::proto::msg::{check_pathname, Uuid, MAX_PATHS_NUM};
-use crate::proto::path_sel::{MpPolicy, PathIter, PathSnapshot, RrCursor};
-use crate::proto::state::CltState;
-use crate::rb::cpu::{current_cpu, nr_cpu_ids};
-use crate::rb::net::SockAddr;
-use crate::rb::rcu::{self, new_rcu_vec, RcuVec, ReadGuard};
-use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
-use crate::rb::sysfs::Kobject;
-use crate::rb::workqueue::OwnedQueue;
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
 use kernel::{c_str, new_mutex};
+use rb::cpu::{current_cpu, nr_cpu_ids};
+use rb::net::SockAddr;
+use rb::rcu::{self, new_rcu_vec, RcuVec, ReadGuard};
+use rb::sync::{new_spinlock_irq, SpinLockIrq};
+use rb::sysfs::Kobject;
+use rb::workqueue::OwnedQueue;
+use rtrs_common::name::NameBuf;
+use rtrs_common::sockaddr::same_addr;
+use rtrs_common::{kerr, rem};
+use rtrs_proto::imm::{imm_bits, MAX_IMM_PAYL_BITS};
+use rtrs_proto::msg::{check_pathname, Uuid, MAX_PATHS_NUM};
+use rtrs_proto::path_sel::{MpPolicy, PathIter, PathSnapshot, RrCursor};
+use rtrs_proto::state::CltState;
 
 /// Paths an IO's policy looks at, at most (on the stack of the IO path).
 pub(crate) const MAX_SEL_PATHS: usize = 32;
@@ -214,7 +214,7 @@ impl Core {
     /// `rtrs_clt_query()`.
     pub(crate) fn query(&self) -> Result<Attrs> {
         if !self.is_connected() {
-            return Err(Error::from_errno(-(crate::rb::ffi::ECOMM as i32)));
+            return Err(Error::from_errno(-(rb::ffi::ECOMM as i32)));
         }
         let l = *self.limits.lock();
         Ok(Attrs {
@@ -267,7 +267,7 @@ impl Sess {
             return Err(EINVAL);
         }
         let mut sessname = NameBuf::new();
-        if name.len() >= crate::proto::msg::NAME_MAX {
+        if name.len() >= rtrs_proto::msg::NAME_MAX {
             return Err(EINVAL);
         }
         sessname.set(name);
@@ -280,7 +280,7 @@ impl Sess {
             try_pin_init!(Core {
                 name: sessname,
                 port: args.port,
-                paths_uuid: crate::rb::random::uuid(),
+                paths_uuid: rb::random::uuid(),
                 link: args.link,
                 reconnect_delay_ms: u32::from(args.reconnect_delay_sec) * 1000,
                 max_reconnect_attempts: AtomicU32::new(args.max_reconnect_attempts as i32 as u32),
@@ -394,7 +394,7 @@ impl Sess {
         let g = rcu::read_lock();
         let mut paths: [Option<&Path>; MAX_SEL_PATHS] = [None; MAX_SEL_PATHS];
         let n = self.core.select(&g, &mut paths);
-        let mut err = crate::rb::errno::ECONNABORTED();
+        let mut err = rb::errno::ECONNABORTED();
         for p in paths[..n].iter().flatten() {
             if p.state() != CltState::Connected {
                 continue;
@@ -402,7 +402,7 @@ impl Sess {
             match p.submit(&mut parts, &|out: &mut [u8]| req.usr.copy_into(out)) {
                 Ok(()) => return Ok(()),
                 // Too big for the server: for every path.
-                Err(e) if e == crate::rb::errno::EMSGSIZE() => return Err(e),
+                Err(e) if e == rb::errno::EMSGSIZE() => return Err(e),
                 Err(e) => err = e,
             }
         }
@@ -416,7 +416,7 @@ pub(crate) fn failover(core: &Core, from: &Path, mut parts: Submit, usr: &[u8]) 
     let g = rcu::read_lock();
     let mut paths: [Option<&Path>; MAX_SEL_PATHS] = [None; MAX_SEL_PATHS];
     let n = core.select(&g, &mut paths);
-    let mut err = crate::rb::errno::ECONNABORTED();
+    let mut err = rb::errno::ECONNABORTED();
     for p in paths[..n].iter().flatten() {
         if core::ptr::eq(*p, from) || p.state() != CltState::Connected {
             continue;

@@ -21,24 +21,22 @@
 
 use super::path::Path;
 use super::sess::Core;
-use crate::common::name::NameBuf;
-use crate::proto::kstr::sysfs_streq;
-use crate::proto::msg::NAME_MAX;
-use crate::proto::path_sel::MpPolicy;
-use crate::proto::reconnect::{
-    parse_max_reconnect_attempts, MAX_MAX_RECONN_ATT, MIN_MAX_RECONN_ATT,
-};
-use crate::proto::state::CltState;
-use crate::rb::global::Global;
-use crate::rb::net::SockAddr;
-use crate::rb::rtrs_user::addr::{addr_bytes_to_sockaddr, addr_to_str, sockaddr_to_str};
-use crate::rb::sysfs::{attributes, Attribute, Attributes, Class, Device, Kobject, Page, Store};
 use core::fmt::Write;
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 use kernel::str::{BStr, CStr};
 use kernel::sync::{Arc, Mutex};
 use kernel::{c_str, new_mutex};
+use rb::global::Global;
+use rb::net::SockAddr;
+use rb::sysfs::{attributes, Attribute, Attributes, Class, Device, Kobject, Page, Store};
+use rb_rtrs::{addr_bytes_to_sockaddr, addr_to_str, sockaddr_to_str};
+use rtrs_common::name::NameBuf;
+use rtrs_proto::kstr::sysfs_streq;
+use rtrs_proto::msg::NAME_MAX;
+use rtrs_proto::path_sel::MpPolicy;
+use rtrs_proto::reconnect::{parse_max_reconnect_attempts, MAX_MAX_RECONN_ATT, MIN_MAX_RECONN_ATT};
+use rtrs_proto::state::CltState;
 
 /// `/sys/class/rtrs-client`, from module init to module exit.
 pub(crate) static CLASS: Global<Arc<Class>> = Global::new();
@@ -151,7 +149,7 @@ impl Attribute for MaxReconnectAttempts {
                 MIN_MAX_RECONN_ATT,
                 MAX_MAX_RECONN_ATT
             );
-            crate::common::kerr(e)
+            rtrs_common::kerr(e)
         })?;
         f.core
             .max_reconnect_attempts

@@ -2,19 +2,19 @@
 
 //! Names of sessions and paths.
 
-use crate::proto::msg::NAME_MAX;
+use rtrs_proto::msg::NAME_MAX;
 
 /// A session or path name, at most `NAME_MAX - 1` bytes (as the C's
 /// `char sessname[NAME_MAX]`).
 #[derive(Clone, Copy)]
-pub(crate) struct NameBuf {
+pub struct NameBuf {
     buf: [u8; NAME_MAX],
     len: usize,
 }
 
 impl NameBuf {
     /// An empty name.
-    pub(crate) fn new() -> Self {
+    pub fn new() -> Self {
         Self {
             buf: [0; NAME_MAX],
             len: 0,
@@ -22,12 +22,12 @@ impl NameBuf {
     }
 
     /// The name's bytes.
-    pub(crate) fn as_bytes(&self) -> &[u8] {
+    pub fn as_bytes(&self) -> &[u8] {
         &self.buf[..self.len]
     }
 
     /// Sets it to `s`, cut to fit.
-    pub(crate) fn set(&mut self, s: &[u8]) {
+    pub fn set(&mut self, s: &[u8]) {
         self.len = s.len().min(self.buf.len() - 1);
         self.buf[..self.len].copy_from_slice(&s[..self.len]);
     }

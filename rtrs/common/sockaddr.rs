@@ -3,9 +3,9 @@
 //! Conversions between the protocol's path addresses and rdma_cm's socket
 //! addresses.
 
-use crate::proto::addr::{Addr, SockAddr};
-use crate::rb::net::SockAddr as CmAddr;
-use crate::rb::net::SockAddrKind;
+use rb::net::SockAddr as CmAddr;
+use rb::net::SockAddrKind;
+use rtrs_proto::addr::{Addr, SockAddr};
 
 /// The rdma_cm address of `a`.
 pub fn to_cm(a: &SockAddr) -> CmAddr {

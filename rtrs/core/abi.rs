@@ -10,10 +10,10 @@
 //! in `exports.c` beside this file.
 
 use super::api;
-use crate::rb::ffi;
-use crate::rb::net::SockAddr;
 use core::fmt::{self, Write};
 use kernel::ffi::{c_char, c_int};
+use rb::ffi;
+use rb::net::SockAddr;
 
 /// A `core::fmt::Write` into a C buffer with `scnprintf` semantics: it keeps
 /// at most `len - 1` bytes and a NUL, and counts the bytes kept.

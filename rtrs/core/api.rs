@@ -4,11 +4,11 @@
 //! `rtrs.h` (`abi.rs`).
 
 use super::abi::ScnBuf;
-use crate::common::{kerr, sockaddr};
-use crate::proto::addr;
-use crate::rb::net::ifindex_by_name;
-use crate::rb::net::SockAddr;
 use kernel::prelude::*;
+use rb::net::ifindex_by_name;
+use rb::net::SockAddr;
+use rtrs_common::{kerr, sockaddr};
+use rtrs_proto::addr;
 
 /// `rtrs_addr_to_sockaddr()`: parses `[src@|src,]dst` (at most `s.len()`
 /// bytes, up to a NUL), the destination with `port`.

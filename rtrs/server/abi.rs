@@ -20,14 +20,14 @@
 use super::ctx::Ctx;
 use super::path::Path;
 use super::sess::Session;
-use crate::rb::ffi;
-use crate::rb::rdma::blocks::PageBlocks;
 use core::ptr::null_mut;
 use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::alloc::{flags::GFP_KERNEL, KVec};
 use kernel::ffi::{c_char, c_int, c_void};
 use kernel::prelude::*;
 use kernel::sync::{Arc, ArcBorrow};
+use rb::ffi;
+use rb_rdma::blocks::PageBlocks;
 
 /// A link event for the upper layer (`enum rtrs_srv_link_ev`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -348,7 +348,7 @@ unsafe extern "C" fn rtrs_srv_get_path_name(
             copy_name(name.as_bytes(), out);
             0
         }
-        None => crate::rb::errno::ENOTCONN().to_errno(),
+        None => rb::errno::ENOTCONN().to_errno(),
     }
 }
 

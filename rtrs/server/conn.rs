@@ -5,21 +5,21 @@
 //! immediate data, heartbeats, send-queue credit, INFO_REQ/RSP).
 
 use super::path::Path;
-use crate::proto::imm::Imm;
-use crate::proto::msg::InfoReq;
-use crate::proto::state::SrvState;
-use crate::rb::kvec::VecExt;
-use crate::rb::ratelimit::pr_err_ratelimited;
-use crate::rb::rdma::cq::impl_has_cqe;
-use crate::rb::rdma::device::Device;
-use crate::rb::rdma::{
-    CmEvent, CmHandler, CmIdRef, Cqe, CqeHandler, DmaBuf, DmaDirection, QpEvent, RecvWr, SendFlags,
-    SendOp, SendWr, Sge, Wc, WcOpcode,
-};
-use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use core::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
+use rb::kvec::VecExt;
+use rb::ratelimit::pr_err_ratelimited;
+use rb::sync::{new_spinlock_irq, SpinLockIrq};
+use rb_rdma::cq::impl_has_cqe;
+use rb_rdma::device::Device;
+use rb_rdma::{
+    CmEvent, CmHandler, CmIdRef, Cqe, CqeHandler, DmaBuf, DmaDirection, QpEvent, RecvWr, SendFlags,
+    SendOp, SendWr, Sge, Wc, WcOpcode,
+};
+use rtrs_proto::imm::Imm;
+use rtrs_proto::msg::InfoReq;
+use rtrs_proto::state::SrvState;
 
 #[pin_data]
 pub(crate) struct Con {
@@ -321,7 +321,7 @@ impl CqeHandler<3> for Con {
 impl CmHandler for Con {
     /// `qp_event_handler()` of rtrs.c.
     fn qp_event(&self, ev: &QpEvent) {
-        crate::common::log_qp_event(&self.path.name(), ev);
+        rtrs_common::log_qp_event(&self.path.name(), ev);
     }
 
     /// `rtrs_srv_rdma_cm_handler()` for a connection.

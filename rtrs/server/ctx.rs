@@ -7,15 +7,15 @@ use super::abi::UpperOps;
 use super::params::{Params, MAX_HDR_SIZE};
 use super::path::Path;
 use super::sess::Session;
-use crate::proto::msg::{ConnReq, ConnReqFault, ConnRsp, PROTO_VER_MAJOR};
-use crate::rb::kvec::VecExt;
-use crate::rb::net::SockAddr;
-use crate::rb::rdma::{ConnectRequest, ListenHandler, Listener};
-use crate::rb::workqueue::OwnedQueue;
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
 use kernel::{c_str, new_mutex};
+use rb::kvec::VecExt;
+use rb::net::SockAddr;
+use rb::workqueue::OwnedQueue;
+use rb_rdma::{ConnectRequest, ListenHandler, Listener};
+use rtrs_proto::msg::{ConnReq, ConnReqFault, ConnRsp, PROTO_VER_MAJOR};
 
 /// The server context: what `rtrs_srv_open` returns.
 #[pin_data]
@@ -159,7 +159,7 @@ impl Ctx {
 
     /// `exist_pathname()`: whether a path of another session (another
     /// paths uuid) already has `name`.
-    pub(crate) fn pathname_taken(&self, name: &[u8], paths_uuid: &crate::proto::msg::Uuid) -> bool {
+    pub(crate) fn pathname_taken(&self, name: &[u8], paths_uuid: &rtrs_proto::msg::Uuid) -> bool {
         self.sessions
             .lock()
             .iter()
@@ -186,11 +186,11 @@ impl Ctx {
                     }
                     ConnReqFault::Cid(cid, n) => pr_err!("Incorrect cid: {} >= {}\n", cid, n),
                 }
-                return Self::reject(req, crate::rb::errno::ECONNRESET());
+                return Self::reject(req, rb::errno::ECONNRESET());
             }
         };
         if this.closing.load(Ordering::Acquire) {
-            return Self::reject(req, crate::rb::errno::ECONNRESET());
+            return Self::reject(req, rb::errno::ECONNRESET());
         }
         let sess = match Self::get_or_create_session(this, &msg) {
             Ok(s) => s,

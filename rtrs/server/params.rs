@@ -3,10 +3,10 @@
 //! The server's module parameters (`always_invalidate`, `max_chunk_size`,
 //! `sess_queue_depth`), with the C defaults and checks.
 
-use crate::common::kerr;
-use crate::proto::imm;
-use crate::rb::param::{module_param, BoolParam, IntParam};
 use kernel::prelude::*;
+use rb::param::{module_param, BoolParam, IntParam};
+use rtrs_common::kerr;
+use rtrs_proto::imm;
 
 module_param! {
     /// `always_invalidate`.

@@ -8,37 +8,37 @@ use super::abi::OpSlots;
 use super::conn::Con;
 use super::sess::Session;
 use super::sysfs::PathFiles;
-pub(crate) use crate::common::name::NameBuf;
-use crate::common::sockaddr::same_addr;
-use crate::common::{div, div_ceil, rem};
-use crate::proto::hb::{HbAction, Heartbeat};
-use crate::proto::imm::{ChunkLayout, Imm};
-use crate::proto::msg::{
-    ConnReq, InfoRsp, IoReq, IoReqFault, RdmaMsg, RkeyRsp, SgDesc, SgList, Uuid, MAX_PATHS_NUM,
-    MSG_NEED_INVAL_F, NAME_MAX, SERVICE_CON_QUEUE_DEPTH,
-};
-use crate::proto::state::SrvState;
-use crate::rb::kvec::VecExt;
-use crate::rb::net::SockAddr;
-use crate::rb::ratelimit::pr_err_ratelimited;
-use crate::rb::rcu::{self, RcuBox};
-use crate::rb::rdma::blocks::BlocksMap;
-use crate::rb::rdma::cm::QpAttr;
-use crate::rb::rdma::cq::impl_has_cqe;
-use crate::rb::rdma::mr::DmaMappedSg;
-use crate::rb::rdma::{
-    Access, CmId, CmIdRef, ConnectRequest, Cqe, CqeHandler, DmaBuf, DmaDirection, Mr, Pd,
-    PollContext, RecvWr, SendFlags, SendOp, SendWr, Sge, Wc,
-};
-use crate::rb::rtrs_user::addr::addr_to_str;
-use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
-use crate::rb::workqueue::{impl_has_delayed_work, DelayedWork, DelayedWorkItem};
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, CondVar, CondVarTimeoutResult, Mutex};
 use kernel::time::Ktime;
 use kernel::workqueue::{impl_has_work, Work, WorkItem};
 use kernel::{new_condvar, new_mutex, new_work};
+use rb::kvec::VecExt;
+use rb::net::SockAddr;
+use rb::ratelimit::pr_err_ratelimited;
+use rb::rcu::{self, RcuBox};
+use rb::sync::{new_spinlock_irq, SpinLockIrq};
+use rb::workqueue::{impl_has_delayed_work, DelayedWork, DelayedWorkItem};
+use rb_rdma::blocks::BlocksMap;
+use rb_rdma::cm::QpAttr;
+use rb_rdma::cq::impl_has_cqe;
+use rb_rdma::mr::DmaMappedSg;
+use rb_rdma::{
+    Access, CmId, CmIdRef, ConnectRequest, Cqe, CqeHandler, DmaBuf, DmaDirection, Mr, Pd,
+    PollContext, RecvWr, SendFlags, SendOp, SendWr, Sge, Wc,
+};
+use rb_rtrs::addr_to_str;
+pub(crate) use rtrs_common::name::NameBuf;
+use rtrs_common::sockaddr::same_addr;
+use rtrs_common::{div, div_ceil, rem};
+use rtrs_proto::hb::{HbAction, Heartbeat};
+use rtrs_proto::imm::{ChunkLayout, Imm};
+use rtrs_proto::msg::{
+    ConnReq, InfoRsp, IoReq, IoReqFault, RdmaMsg, RkeyRsp, SgDesc, SgList, Uuid, MAX_PATHS_NUM,
+    MSG_NEED_INVAL_F, NAME_MAX, SERVICE_CON_QUEUE_DEPTH,
+};
+use rtrs_proto::state::SrvState;
 
 /// What the server remembers about an IO between the request and the
 /// upper layer's answer. Written before `OpSlots::start` publishes the IO,
@@ -165,7 +165,7 @@ impl Path {
         others: &[Arc<Path>],
     ) -> Result<Arc<Self>> {
         if others.len() >= MAX_PATHS_NUM {
-            return Err(crate::rb::errno::ECONNRESET());
+            return Err(rb::errno::ECONNRESET());
         }
         let (src_addr, dst_addr) = req.addrs();
         if others
@@ -236,7 +236,7 @@ impl Path {
         let mut s = [0u8; NAME_MAX];
         addr_to_str(&src_addr, &dst_addr, &mut s);
         name.set(&s[..s.iter().position(|&b| b == 0).unwrap_or(s.len())]);
-        let layout = ChunkLayout::new(qd).map_err(crate::common::kerr)?;
+        let layout = ChunkLayout::new(qd).map_err(rtrs_common::kerr)?;
         Arc::pin_init(
             try_pin_init!(Path {
                 sess: sess.clone(),
@@ -307,7 +307,7 @@ impl Path {
                 self.name(),
                 state.log_str()
             );
-            return Err(crate::rb::errno::ECONNRESET());
+            return Err(rb::errno::ECONNRESET());
         }
         if msg.cid_num != self.cid_num || msg.cid >= self.cid_num {
             pr_err!(
@@ -316,7 +316,7 @@ impl Path {
                 msg.cid,
                 msg.cid_num
             );
-            return Err(crate::rb::errno::ECONNRESET());
+            return Err(rb::errno::ECONNRESET());
         }
         let exists = {
             let g = rcu::read_lock();
@@ -324,7 +324,7 @@ impl Path {
         };
         if exists {
             pr_err!("{}: Connection already exists: {}\n", self.name(), msg.cid);
-            return Err(crate::rb::errno::ECONNRESET());
+            return Err(rb::errno::ECONNRESET());
         }
         Ok(())
     }
@@ -373,7 +373,7 @@ impl Path {
             return Err(e);
         }
         let msg = this.sess.ctx.accept_msg(qd);
-        let accept = crate::rb::rdma::ConnParam {
+        let accept = rb_rdma::ConnParam {
             private_data: &msg,
             rnr_retry_count: 7,
             ..Default::default()
@@ -397,7 +397,7 @@ impl Path {
             pr_info!(
                 "{}: closing the path ({})\n",
                 self.name(),
-                crate::common::CallSite::here()
+                rtrs_common::CallSite::here()
             );
         }
         if changed {
@@ -416,7 +416,7 @@ impl Path {
         let g = rcu::read_lock();
         match slot.get(&g) {
             Some(id) => f(id),
-            None => Err(crate::rb::errno::ENOTCONN()),
+            None => Err(rb::errno::ENOTCONN()),
         }
     }
 
@@ -637,7 +637,7 @@ impl Path {
             rkey: mr.mr.rkey(),
         }
         .encode(&mut msg)
-        .map_err(crate::common::kerr)?;
+        .map_err(rtrs_common::kerr)?;
         buf.write(0, &msg)?;
         Ok(Sge::new(
             buf.dma_addr(0)?,
@@ -899,7 +899,7 @@ impl Path {
             descs: SgList::new(&descs),
         }
         .encode(&mut buf)
-        .map_err(crate::common::kerr)?;
+        .map_err(rtrs_common::kerr)?;
         let mut iu = DmaBuf::new(self.pd.device(), size, DmaDirection::ToDevice)?;
         iu.write(0, &buf)?;
         let sge = [Sge::new(

@@ -8,13 +8,13 @@ use super::ctx::Ctx;
 use super::params::Params;
 use super::path::{NameBuf, Path};
 use super::sysfs::SessFiles;
-use crate::proto::msg::Uuid;
-use crate::proto::state::SrvState;
-use crate::rb::rdma::blocks::PageBlocks;
-use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use kernel::new_mutex;
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
+use rb::sync::{new_spinlock_irq, SpinLockIrq};
+use rb_rdma::blocks::PageBlocks;
+use rtrs_proto::msg::Uuid;
+use rtrs_proto::state::SrvState;
 
 #[pin_data]
 pub(crate) struct Session {

@@ -15,19 +15,19 @@
 //! path; [`PathFiles::remove`], when the path closes, breaks that cycle.
 
 use super::path::Path;
-use crate::common::name::NameBuf;
-use crate::proto::kstr::sysfs_streq;
-use crate::proto::msg::NAME_MAX;
-use crate::rb::global::Global;
-use crate::rb::net::SockAddr;
-use crate::rb::rtrs_user::addr::{addr_to_str, sockaddr_to_str};
-use crate::rb::sysfs::{attributes, Attribute, Attributes, Class, Device, Kobject, Page, Store};
 use core::fmt::Write;
 use core::sync::atomic::Ordering;
 use kernel::c_str;
 use kernel::prelude::*;
 use kernel::str::{BStr, CStr};
 use kernel::sync::Arc;
+use rb::global::Global;
+use rb::net::SockAddr;
+use rb::sysfs::{attributes, Attribute, Attributes, Class, Device, Kobject, Page, Store};
+use rb_rtrs::{addr_to_str, sockaddr_to_str};
+use rtrs_common::name::NameBuf;
+use rtrs_proto::kstr::sysfs_streq;
+use rtrs_proto::msg::NAME_MAX;
 
 /// `/sys/class/rtrs-server`, from module init to module exit.
 pub(crate) static CLASS: Global<Arc<Class>> = Global::new();

@@ -35,10 +35,6 @@ use kernel::prelude::*;
 use kernel::str::{BStr, CStr};
 use kernel::sync::{Arc, ArcBorrow};
 
-#[path = "../../rust-bindings/lib.rs"]
-#[allow(dead_code, unreachable_pub, unsafe_code)]
-mod rb;
-
 // Each side uses its half (the client encodes, the server decodes).
 #[path = "rtrs_test_msg.rs"]
 #[allow(dead_code)]
@@ -49,8 +45,8 @@ mod ctl;
 
 use msg::{Msg, Op};
 use rb::param::{module_param, StringParam, UshortParam};
-use rb::rtrs_user::clt::{Attrs, Clt, Dir, LinkEv, LinkHandler, OpenParams, PathAddr};
 use rb::sysfs::{attributes, Attribute, Attributes, Device, Page};
+use rb_rtrs_clt::{Attrs, Clt, Dir, LinkEv, LinkHandler, OpenParams, PathAddr};
 
 module! {
     type: TestClt,

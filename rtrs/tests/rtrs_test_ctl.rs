@@ -6,11 +6,11 @@
 
 #![allow(dead_code)]
 
-use crate::rb::sysfs::{Attribute, Attributes, Class, Device, Store};
 use core::marker::PhantomData;
 use kernel::c_str;
 use kernel::prelude::*;
 use kernel::str::CStr;
+use rb::sysfs::{Attribute, Attributes, Class, Device, Store};
 
 /// What a write to `ctl/run` does.
 pub(crate) trait Run: Send + Sync + 'static {

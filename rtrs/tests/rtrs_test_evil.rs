@@ -24,14 +24,6 @@ use kernel::str::CStr;
 use kernel::sync::{Arc, Mutex};
 use kernel::{new_mutex, try_pin_init};
 
-#[path = "../../rust-bindings/lib.rs"]
-#[allow(dead_code, unreachable_pub, unsafe_code)]
-mod rb;
-
-#[path = "../proto/mod.rs"]
-#[allow(dead_code, unreachable_pub)]
-mod proto;
-
 #[path = "rtrs_test_msg.rs"]
 #[allow(dead_code)]
 mod msg;
@@ -43,20 +35,20 @@ mod active;
 mod ctl;
 
 use active::ActiveConn;
-use proto::imm::{ChunkLayout, Imm};
-use proto::msg::{
-    ConnReq, ConnRsp, InfoReq, InfoRsp, MsgType, Rbuf, RdmaRead, RdmaWrite, SgDesc, SgList, MAGIC,
-    PROTO_VER,
-};
 use rb::net::SockAddr;
 use rb::param::{module_param, UshortParam};
-use rb::rdma::cq::impl_has_cqe;
-use rb::rdma::{
+use rb::sync::{new_spinlock_bh, new_waitable, SpinLockBh, Waitable};
+use rb::sysfs::{attributes, Attribute, Attributes, Device, Page};
+use rb_rdma::cq::impl_has_cqe;
+use rb_rdma::{
     CmEvent, CmHandler, CmId, CmIdRef, Cqe, CqeHandler, DmaBuf, DmaDirection, Pd, RecvWr,
     SendFlags, SendOp, SendWr, Sge, Wc, WcOpcode,
 };
-use rb::sync::{new_spinlock_bh, new_waitable, SpinLockBh, Waitable};
-use rb::sysfs::{attributes, Attribute, Attributes, Device, Page};
+use rtrs_proto::imm::{ChunkLayout, Imm};
+use rtrs_proto::msg::{
+    ConnReq, ConnRsp, InfoReq, InfoRsp, MsgType, Rbuf, RdmaRead, RdmaWrite, SgDesc, SgList, MAGIC,
+    PROTO_VER,
+};
 
 module! {
     type: Evil,

@@ -21,10 +21,6 @@ use kernel::prelude::*;
 use kernel::str::BStr;
 use kernel::sync::{Arc, ArcBorrow, Mutex};
 
-#[path = "../../rust-bindings/lib.rs"]
-#[allow(dead_code, unreachable_pub, unsafe_code)]
-mod rb;
-
 // Each side uses its half (the client encodes, the server decodes).
 #[path = "rtrs_test_msg.rs"]
 #[allow(dead_code)]
@@ -33,8 +29,8 @@ mod msg;
 use msg::{Msg, Op};
 use rb::global::Global;
 use rb::param::{module_param, UintParam, UshortParam};
-use rb::rtrs_user::srv::{SessRef, SrvCtx, SrvIo, SrvUser};
 use rb::workqueue::OwnedQueue;
+use rb_rtrs_srv::{SessRef, SrvCtx, SrvIo, SrvUser};
 
 module! {
     type: TestSrv,

@@ -4,13 +4,13 @@
 //! (`bdev_file_open_by_path`), its limits for the `OPEN_RSP` message, its
 //! name (`%pg`) and the sysfs kobject of its disk (for the `block_dev` link).
 
-use crate::rb::ffi;
-use crate::rb::sysfs::AsKobject;
 use core::ptr::NonNull;
 use kernel::error::from_err_ptr;
 use kernel::prelude::*;
 use kernel::str::CStr;
 use kernel::types::Opaque;
+use rb::ffi;
+use rb::sysfs::AsKobject;
 
 /// `BLK_OPEN_READ` (a macro with a cast, which bindgen does not bind).
 const BLK_OPEN_READ: ffi::blk_mode_t = 1 << 0;

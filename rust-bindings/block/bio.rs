@@ -10,9 +10,9 @@
 //! device transfers it: `B` is the bio's until then.
 
 use super::bdev::Bdev;
-use crate::rb::ffi;
 use kernel::alloc::{flags::GFP_KERNEL, KBox};
 use kernel::prelude::*;
+use rb::ffi;
 
 /// What a bio does (`REQ_OP_*`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,15 +4,15 @@
 //! capacity, read-only, queue stop/start, and its device kobject for the
 //! driver's sysfs files; plus the block major (`register_blkdev`).
 
-use crate::rb::block::mq::{Operations, OperationsVTable, TagSet};
-use crate::rb::ffi;
-use crate::rb::sysfs::AsKobject;
+use crate::mq::{Operations, OperationsVTable, TagSet};
 use core::fmt;
 use core::ptr::NonNull;
 use kernel::error::from_err_ptr;
 use kernel::prelude::*;
 use kernel::str::CStr;
 use kernel::sync::Arc;
+use rb::ffi;
+use rb::sysfs::AsKobject;
 
 /// Queue limits of a disk (the fields of `struct queue_limits` RNBD sets).
 #[derive(Clone, Copy, Debug, Default)]
@@ -127,7 +127,7 @@ pub struct DiskParams<'a> {
 /// after `del_gendisk` if it is still open: the queue data its callbacks
 /// get and the tag set its queue uses.
 pub(crate) struct DiskCtx<T: Operations> {
-    pub(crate) qd: Arc<T::QueueData>,
+    pub(crate) _qd: Arc<T::QueueData>,
     pub(crate) _set: Arc<TagSet<T>>,
 }
 
@@ -177,7 +177,7 @@ impl<T: Operations> GenDisk<T> {
         let mut lim = limits.to_c();
         let inner = set.raw();
         let qd_ptr: *const T::QueueData = &*qd;
-        let ctx = KBox::into_raw(KBox::new(DiskCtx { qd, _set: set }, GFP_KERNEL)?);
+        let ctx = KBox::into_raw(KBox::new(DiskCtx { _qd: qd, _set: set }, GFP_KERNEL)?);
         // SAFETY: the tag set is allocated (we hold it); `lim` is read
         // during the call only.
         let disk = from_err_ptr(unsafe {

@@ -8,14 +8,14 @@
 //! block device callbacks forwarded to an [`Operations`] implementation
 //! through `const` operation tables.
 
-use crate::rb::block::gendisk::DiskCtx;
-use crate::rb::block::request::Request;
-use crate::rb::ffi;
+use crate::gendisk::DiskCtx;
+use crate::request::Request;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 use kernel::error::to_result;
 use kernel::prelude::*;
 use kernel::types::Opaque;
+use rb::ffi;
 
 /// A blk-mq completion status (`blk_status_t`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,10 +4,10 @@
 //! flags, position and length, the typed PDU, the scatterlist (in the PDU,
 //! chained to pooled entries while mapped), completion from any context.
 
-use crate::rb::block::mq::{sg_offset, Operations, SgArea, Status};
-use crate::rb::ffi;
+use crate::mq::{sg_offset, Operations, SgArea, Status};
 use core::marker::PhantomData;
 use core::ptr::NonNull;
+use rb::ffi;
 
 /// A request op the driver may see (`enum req_op`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,10 +58,13 @@ pub struct Request<T: Operations> {
 unsafe impl<T: Operations> Send for Request<T> {}
 
 impl<T: Operations> Request<T> {
+    /// The request `rq`, owned again (after [`Self::into_raw`], or from
+    /// blk-mq).
+    ///
     /// # Safety
     ///
     /// `rq` satisfies the invariants and ownership passes to the result.
-    pub(crate) unsafe fn from_raw(rq: *mut ffi::request) -> Self {
+    pub unsafe fn from_raw(rq: *mut ffi::request) -> Self {
         // INVARIANT: per the contract.
         Self {
             // SAFETY: blk-mq never passes NULL requests.
@@ -72,7 +75,7 @@ impl<T: Operations> Request<T> {
 
     /// Gives up ownership (to blk-mq or to a C context that will return it
     /// through [`Self::from_raw`]).
-    pub(crate) fn into_raw(self) -> *mut ffi::request {
+    pub fn into_raw(self) -> *mut ffi::request {
         let p = self.rq.as_ptr();
         core::mem::forget(self);
         p
@@ -172,7 +175,7 @@ impl<T: Operations> Request<T> {
     }
 
     /// The first entry of the scatterlist that [`Self::map_sg`] filled.
-    pub(crate) fn sgl(&self) -> *mut ffi::scatterlist {
+    pub fn sgl(&self) -> *mut ffi::scatterlist {
         // SAFETY: the area is the request's; a plain read of a pointer.
         unsafe { (*self.sg_area()).sgt.sgl }
     }

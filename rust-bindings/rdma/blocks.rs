@@ -10,11 +10,11 @@ use super::device::DeviceRef;
 use super::dma::{DmaAddr, DmaDirection};
 use super::mr::DmaMappedSg;
 use super::pd::Pd;
-use crate::rb::ffi;
 use core::ptr::NonNull;
 use kernel::alloc::{flags::GFP_KERNEL, KBox, KVec};
 use kernel::prelude::*;
 use kernel::sync::Arc;
+use rb::ffi;
 
 /// `nr` blocks of `2^order` pages each.
 ///

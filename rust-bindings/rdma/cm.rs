@@ -25,9 +25,6 @@ use super::cq::{Cq, PollContext};
 use super::device::Device;
 use super::pd::Pd;
 use super::wr::{RawSendWr, RecvWr, SendWr};
-use crate::rb::ffi;
-use crate::rb::net::SockAddr;
-use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use core::cell::Cell;
 use core::ptr::{null_mut, NonNull};
 use core::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
@@ -35,6 +32,9 @@ use kernel::alloc::{flags::GFP_KERNEL, KBox};
 use kernel::error::to_result;
 use kernel::prelude::*;
 use kernel::sync::Arc;
+use rb::ffi;
+use rb::net::SockAddr;
+use rb::sync::{new_spinlock_irq, SpinLockIrq};
 
 /// `IB_CM_REJ_CONSUMER_DEFINED`: the reject reason RTRS uses.
 const REJ_CONSUMER_DEFINED: u8 = ffi::ib_cm_rej_reason_IB_CM_REJ_CONSUMER_DEFINED as u8;
@@ -644,7 +644,7 @@ impl<H: CmHandler> CmIdRef<H> {
             // SAFETY: published and not yet unpublished when we counted
             // ourselves in; `Drop` waits for us before freeing it.
             Some(r) => f(unsafe { r.as_ref() }),
-            None => Err(crate::rb::errno::ENOTCONN()),
+            None => Err(rb::errno::ENOTCONN()),
         };
         self.0.posters.fetch_sub(1, Ordering::Release);
         ret

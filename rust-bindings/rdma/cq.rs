@@ -8,12 +8,12 @@
 //! `container_of` and calls its [`CqeHandler::done`].
 
 use super::cm::{CmHandler, CmIdRef};
-use crate::rb::ffi;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 use kernel::error::from_err_ptr;
 use kernel::prelude::*;
 use kernel::types::Opaque;
+use rb::ffi;
 
 /// How a CQ is polled (`enum ib_poll_context`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -166,15 +166,16 @@ pub unsafe trait HasCqe<const ID: u64 = 0> {
 }
 
 /// Implements [`HasCqe`]: `impl_has_cqe!(impl HasCqe<0> for Iu { self.cqe });`
+#[macro_export]
 macro_rules! impl_has_cqe {
     (impl HasCqe<$id:literal> for $t:ty { self.$field:ident }) => {
         // SAFETY: the offset is that of the named field, whose type is
         // checked to be `Cqe<Self, $id>` by the assignment below.
         // The macro is the audited place; its user needs no `unsafe`.
         #[allow(unsafe_code)]
-        unsafe impl $crate::rb::rdma::cq::HasCqe<$id> for $t {
+        unsafe impl $crate::cq::HasCqe<$id> for $t {
             const OFFSET: usize = {
-                fn _check(t: &$t) -> &$crate::rb::rdma::cq::Cqe<$t, $id> {
+                fn _check(t: &$t) -> &$crate::cq::Cqe<$t, $id> {
                     &t.$field
                 }
                 ::core::mem::offset_of!($t, $field)
@@ -182,7 +183,7 @@ macro_rules! impl_has_cqe {
         }
     };
 }
-pub(crate) use impl_has_cqe;
+pub use crate::impl_has_cqe;
 
 /// The handler of the completions whose work requests point at the
 /// `Cqe<Self, ID>` embedded in `Self`.

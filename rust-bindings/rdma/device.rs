@@ -3,10 +3,10 @@
 //! An RDMA device (`struct ib_device`), borrowed or held by a reference that
 //! keeps it registered.
 
-use crate::rb::ffi;
 use core::ptr::NonNull;
 use kernel::prelude::*;
 use kernel::types::Opaque;
+use rb::ffi;
 
 /// An RDMA device owned by the RDMA core.
 ///

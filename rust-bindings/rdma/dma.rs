@@ -5,10 +5,10 @@
 
 use super::device::{Device, DeviceRef};
 use super::mr::DmaMappedSg;
-use crate::rb::ffi;
 use core::ptr::NonNull;
 use kernel::alloc::{flags::GFP_KERNEL, KVec};
 use kernel::prelude::*;
+use rb::ffi;
 
 /// Direction of a DMA mapping.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,14 +4,14 @@
 //! `IB_MR_TYPE_MEM_REG`).
 
 use super::pd::Pd;
-use crate::rb::ffi;
-use crate::rb::sync::{new_spinlock_irq, SpinLockIrq};
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::alloc::flags::GFP_KERNEL;
 use kernel::error::from_err_ptr;
 use kernel::prelude::*;
 use kernel::sync::Arc;
+use rb::ffi;
+use rb::sync::{new_spinlock_irq, SpinLockIrq};
 
 /// A scatterlist mapped for DMA on some device.
 ///

@@ -3,10 +3,10 @@
 //! A protection domain (`struct ib_pd`).
 
 use super::device::{Device, DeviceRef};
-use crate::rb::ffi;
 use core::ptr::NonNull;
 use kernel::error::from_err_ptr;
 use kernel::prelude::*;
+use rb::ffi;
 
 /// A protection domain on a device, deallocated in `Drop`.
 ///

@@ -15,8 +15,8 @@
 use super::cq::{Cqe, CqeHandler};
 use super::dma::DmaAddr;
 use super::mr::Mr;
-use crate::rb::ffi;
 use core::marker::PhantomData;
+use rb::ffi;
 
 /// A scatter/gather element: `length` bytes at bus address `addr`, covered by
 /// `lkey`.

@@ -4,12 +4,12 @@
 //! calls, the [`Page`] a `show` writes into, the [`Store`] context of a
 //! `store`, and the C attribute tables that [`attributes!`] builds.
 //!
-//! [`attributes!`]: crate::rb::sysfs::attributes
+//! [`attributes!`]: crate::sysfs::attributes
 
 use super::device::DevInner;
 use super::kobject::KobjInner;
-use crate::rb::ffi;
-use crate::rb::module::ModuleRef;
+use crate::ffi;
+use crate::module::ModuleRef;
 use core::fmt;
 use core::marker::PhantomData;
 use core::ptr;
@@ -105,7 +105,7 @@ impl fmt::Write for Page<'_> {
 /// they run: removing the object from sysfs waits for running calls (kernfs
 /// active references), and the data is freed only after that.
 ///
-/// [`attributes!`]: crate::rb::sysfs::attributes
+/// [`attributes!`]: crate::sysfs::attributes
 #[vtable]
 pub trait Attribute {
     /// The data of the objects (a [`Device`] or a [`Kobject`]) that have
@@ -493,7 +493,7 @@ impl<T: Send + Sync + 'static> KobjType<T> {
 
 /// The attributes of the objects whose data is `T`, for a
 /// [`Device`](super::Device) or a [`Kobject`](super::Kobject). Built by
-/// [`attributes!`](crate::rb::sysfs::attributes).
+/// [`attributes!`](crate::sysfs::attributes).
 pub struct Attributes<T: 'static> {
     dev_groups: &'static Groups<T, Dev>,
     ktype: &'static KobjType<T>,
@@ -502,7 +502,7 @@ pub struct Attributes<T: 'static> {
 impl<T: 'static> Attributes<T> {
     /// The attributes with these tables (use [`attributes!`]).
     ///
-    /// [`attributes!`]: crate::rb::sysfs::attributes
+    /// [`attributes!`]: crate::sysfs::attributes
     pub const fn new(dev_groups: &'static Groups<T, Dev>, ktype: &'static KobjType<T>) -> Self {
         Self { dev_groups, ktype }
     }

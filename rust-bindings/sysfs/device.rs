@@ -7,7 +7,7 @@
 
 use super::attr::Attributes;
 use super::kobject::{get_sd, AsKobject, Uevent};
-use crate::rb::ffi;
+use crate::ffi;
 use core::fmt;
 use core::ops::Deref;
 use core::ptr::{self, NonNull};

@@ -4,7 +4,7 @@
 //! symlinks between sysfs objects ([`Link`]), and uevents.
 
 use super::attr::Attributes;
-use crate::rb::ffi;
+use crate::ffi;
 use core::fmt;
 use core::ops::Deref;
 use core::ptr::{self, NonNull};

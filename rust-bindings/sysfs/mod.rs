@@ -52,9 +52,10 @@ pub use kobject::{AsKobject, Kobject, Link, Uevent};
 /// It builds the C tables (`struct device_attribute` and `struct
 /// kobj_attribute` for each, their groups and the kobject type) as
 /// statics, and checks each attribute's mode at build time.
+#[macro_export]
 macro_rules! attributes {
     ($data:ty $(: $($attr:ty),* $(,)?)?) => {{
-        use $crate::rb::sysfs as __sysfs;
+        use $crate::sysfs as __sysfs;
         const NAMES: &[&str] = &[$($(stringify!($attr)),*)?];
         const N: usize = NAMES.len();
         static DEV: [__sysfs::DevAttr<$data>; N] = [$($(__sysfs::DevAttr::new::<$attr>()),*)?];
@@ -72,4 +73,4 @@ macro_rules! attributes {
         __sysfs::Attributes::new(&DEV_GROUPS, &KTYPE)
     }};
 }
-pub(crate) use attributes;
+pub use crate::attributes;

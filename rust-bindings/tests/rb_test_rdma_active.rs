@@ -8,12 +8,12 @@
 
 #![allow(dead_code)]
 
-use crate::rb::net::SockAddr;
-use crate::rb::rdma::cm::QpAttr;
-use crate::rb::rdma::{CmEvent, CmHandler, CmId, CmIdRef, ConnParam, Cqe, CqeHandler, PollContext};
 use core::marker::PhantomData;
 use kernel::prelude::*;
 use kernel::sync::Arc;
+use rb::net::SockAddr;
+use rb_rdma::cm::QpAttr;
+use rb_rdma::{CmEvent, CmHandler, CmId, CmIdRef, ConnParam, Cqe, CqeHandler, PollContext};
 
 /// What a test connection's QP and CQ are created with: one SGE a request,
 /// 16 sends, `max_recv_wr` receives, a CQ of 32 polled in softirq.

@@ -19,9 +19,6 @@ use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
 use kernel::{new_mutex, try_pin_init};
 
-#[path = "../lib.rs"]
-pub mod rb;
-
 #[path = "rb_test_rdma_common.rs"]
 mod common;
 
@@ -34,12 +31,12 @@ use common::{
     WELCOME, WRITE_LEN, WRITE_OFF,
 };
 use rb::net::SockAddr;
-use rb::rdma::cq::impl_has_cqe;
-use rb::rdma::{
+use rb::sync::{new_spinlock_bh, new_waitable, SpinLockBh, Waitable};
+use rb_rdma::cq::impl_has_cqe;
+use rb_rdma::{
     CmEvent, CmHandler, CmId, CmIdRef, Cqe, CqeHandler, DmaBuf, DmaDirection, Pd, RecvWr,
     SendFlags, SendOp, SendWr, Sge, Wc,
 };
-use rb::sync::{new_spinlock_bh, new_waitable, SpinLockBh, Waitable};
 
 module! {
     type: CltModule,
@@ -167,10 +164,7 @@ impl CltConn {
         got
     }
 
-    fn addr(
-        &self,
-        f: impl FnOnce(&Bufs) -> Result<rb::rdma::DmaAddr>,
-    ) -> Result<rb::rdma::DmaAddr> {
+    fn addr(&self, f: impl FnOnce(&Bufs) -> Result<rb_rdma::DmaAddr>) -> Result<rb_rdma::DmaAddr> {
         f(self.bufs.lock().as_ref().ok_or(ENODEV)?)
     }
 

@@ -15,25 +15,22 @@ use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
 use kernel::{new_mutex, try_pin_init};
 
-#[path = "../lib.rs"]
-pub mod rb;
-
 #[path = "rb_test_rdma_common.rs"]
 mod common;
 
 use common::{Kind, Msg, CHUNK, HELLO, IMM_PING, IMM_WRITTEN, LIVE, MSG, NCHUNKS, NRECV, WELCOME};
 use rb::kvec::VecExt;
 use rb::net::SockAddr;
-use rb::rdma::blocks::{BlocksMap, PageBlocks};
-use rb::rdma::cm::QpAttr;
-use rb::rdma::cq::impl_has_cqe;
-use rb::rdma::mr::DmaMappedSg;
-use rb::rdma::{
+use rb::sync::{new_spinlock_bh, SpinLockBh};
+use rb_rdma::blocks::{BlocksMap, PageBlocks};
+use rb_rdma::cm::QpAttr;
+use rb_rdma::cq::impl_has_cqe;
+use rb_rdma::mr::DmaMappedSg;
+use rb_rdma::{
     Access, CmEvent, CmHandler, CmId, CmIdRef, ConnParam, ConnectRequest, Cqe, CqeHandler, DmaBuf,
     DmaDirection, ListenHandler, Listener, Mr, Pd, PollContext, RecvWr, SendFlags, SendOp, SendWr,
     Sge, Wc, WcOpcode,
 };
-use rb::sync::{new_spinlock_bh, SpinLockBh};
 
 module! {
     type: SrvModule,

@@ -8,11 +8,8 @@
 use kernel::c_str;
 use kernel::prelude::*;
 
-#[path = "../lib.rs"]
-pub mod rb;
-
 use rb::net::SockAddr;
-use rb::rtrs_user::addr as import;
+use rb_rtrs as import;
 
 module! {
     type: Test,

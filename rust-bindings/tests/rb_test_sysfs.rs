@@ -22,9 +22,6 @@ use kernel::str::{BStr, CStr};
 use kernel::sync::{Arc, Mutex};
 use kernel::{c_str, new_mutex};
 
-#[path = "../lib.rs"]
-pub mod rb;
-
 use rb::param::{
     module_param, BoolParam, IntParam, ParamLocked, ParamValue, StringParam, UintParam, UshortParam,
 };

@@ -17,15 +17,6 @@ use core::mem::size_of;
 use core::ptr::addr_of_mut;
 use kernel::prelude::*;
 
-#[path = "../lib.rs"]
-pub mod rb;
-
-#[path = "../../rtrs/proto/mod.rs"]
-pub mod rtrs_proto;
-
-#[path = "../../rnbd/proto/mod.rs"]
-pub mod rnbd_proto;
-
 use rb::ffi;
 use rnbd_proto::msg as rnbd;
 use rtrs_proto::imm::{Imm, ImmType};

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 
-//! RDMA: the rdma_cm and verbs abstractions RTRS is built on.
+//! RDMA: the rdma_cm and verbs abstractions RTRS is built on (a crate on
+//! `rb`, linked by the modules that use verbs).
 //!
 //! See `Documentation/design/bindings.md` ("The completion rule") for how a
 //! posted work request stays valid until it completes: everything it points
 //! at is owned by the connection's handler `H`, which the [`cm::CmId`] keeps
 //! alive until its QP is drained and destroyed.
+
+use rb::__LOG_PREFIX;
 
 pub mod blocks;
 pub mod cm;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 
-//! The RTRS server as its user (the RNBD server) calls it: listen with
+//! The RTRS server API of `rtrs.h` as its user (the RNBD server) calls it
+//! (a crate on `rb`, `rb_block`): listen with
 //! [`SrvCtx::open`] (`rtrs_srv_open`), get sessions and IO through a
 //! [`SrvUser`], answer each IO once through its [`SrvIo`]
 //! (`rtrs_srv_resp_rdma`), stop with `Drop` (`rtrs_srv_close`).
@@ -18,8 +19,6 @@
 //!   in stay valid until the IO is answered, which [`SrvIo`] does exactly
 //!   once.
 
-use crate::rb::block::bio::BioBuffer;
-use crate::rb::ffi;
 use core::marker::PhantomData;
 use core::mem::ManuallyDrop;
 use core::ptr::NonNull;
@@ -27,6 +26,9 @@ use kernel::ffi::{c_int, c_void};
 use kernel::prelude::*;
 use kernel::sync::{Arc, ArcBorrow};
 use kernel::types::Opaque;
+use rb::ffi;
+use rb::__LOG_PREFIX;
+use rb_block::bio::BioBuffer;
 
 /// The user of an RTRS server: its per-session data and its callbacks
 /// (`struct rtrs_srv_ops`). There is no user context pointer in the C API,
@@ -51,10 +53,7 @@ pub trait SrvUser: 'static {
 
 /// A session of the RTRS server, borrowed during its CONNECTED event.
 ///
-/// Generic over the user, as [`SrvIo`] is: code that calls the functions
-/// `rtrs-server` exports is only built into modules that use them (every
-/// module carries `rust-bindings/`, and an unused non-generic function
-/// would still leave an undefined `rtrs_srv_*` symbol in, say, `rtrs-core`).
+/// Typed by the user it is handed to, as [`SrvIo`] is.
 #[repr(transparent)]
 pub struct SessRef<U: SrvUser + ?Sized>(Opaque<ffi::rtrs_srv_sess>, PhantomData<fn(&U)>);
 

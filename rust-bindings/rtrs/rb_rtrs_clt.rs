@@ -4,17 +4,9 @@
 //! either RTRS client (ours or C's, same symbols): open a session with a
 //! [`LinkHandler`], query it, take [`Permit`]s, send block requests with a
 //! typed confirmation ([`IoConfirm`]) or user messages and wait for their
-//! answer, poll a completion queue, close the session in `Drop`.
-//!
-//! Everything that calls the RTRS client or `rtrs_addr_to_sockaddr` is
-//! generic or `#[inline]`: each module includes rust-bindings, and one that
-//! does not use this file (rtrs-core, the test modules, which make it
-//! public) must not reference those symbols.
+//! answer, poll a completion queue, close the session in `Drop`. A crate on
+//! `rb`, `rb_block` and `rb_rtrs`.
 
-use crate::rb::block::mq::Operations;
-use crate::rb::block::request::Request;
-use crate::rb::ffi;
-use crate::rb::net::SockAddr;
 use core::ops::Range;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicI32, Ordering};
@@ -24,6 +16,10 @@ use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
 use kernel::sync::{Arc, ArcBorrow};
 use kernel::types::Opaque;
+use rb::ffi;
+use rb::net::SockAddr;
+use rb_block::mq::Operations;
+use rb_block::request::Request;
 
 /// A link event of a session (`enum rtrs_clt_link_ev`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,9 +51,8 @@ impl PathAddr {
     /// rnbd-client hands it one from `match_strdup`): `addr` itself is
     /// usually part of a larger buffer, such as a `map_device` line. An
     /// `addr` with a NUL inside is `EINVAL`.
-    #[inline]
     pub fn parse(addr: &[u8], port: u16) -> Result<Self> {
-        let (src, dst) = crate::rb::rtrs_user::addr::addr_bytes_to_sockaddr(addr, port)?;
+        let (src, dst) = rb_rtrs::addr_bytes_to_sockaddr(addr, port)?;
         Ok(Self { src, dst })
     }
 }
@@ -216,7 +211,6 @@ impl Clt {
 
     /// The session's limits (`rtrs_clt_query`); `ECOMM` if it is not
     /// connected.
-    #[inline]
     pub fn query(&self) -> Result<Attrs> {
         let mut a = ffi::rtrs_attrs::default();
         // SAFETY: open session; `a` writable.
@@ -304,7 +298,6 @@ impl Clt {
     /// the server writes its answer there (an RTRS READ), else nothing comes
     /// back (a WRITE). Sleeps for an admin permit. Returns the errno of the
     /// confirmation.
-    #[inline]
     pub fn send_usr_msg(self: &Arc<Self>, msg: &[u8], rsp: Option<&mut [u8]>) -> Result {
         let rsp_len = rsp.as_ref().map_or(0, |r| r.len());
         let mut buf = KVec::from_elem(0u8, rsp_len, GFP_KERNEL)?;
@@ -323,7 +316,6 @@ impl Clt {
     /// RTRS sees them as one scatterlist entry per page they touch. Sleeps
     /// for a permit. Returns the errno of the confirmation; `EINVAL` if
     /// `range` is not within `buf`, or is empty for a `Read`.
-    #[inline]
     pub fn transfer(
         self: &Arc<Self>,
         dir: Dir,
@@ -339,7 +331,6 @@ impl Clt {
 
     /// What [`Clt::send_usr_msg`] and [`Clt::transfer`] share: one request
     /// over `buf[range]` on a connection of kind `con`, waited for.
-    #[inline]
     fn request_wait(
         self: &Arc<Self>,
         con: ConType,
@@ -435,7 +426,6 @@ impl Clt {
 impl Drop for Clt {
     // Inline: only a module that uses a `Clt` instantiates it, so the other
     // modules sharing rust-bindings do not reference `rtrs_clt_close`.
-    #[inline]
     fn drop(&mut self) {
         // SAFETY: open session (invariant); after the close no link event
         // comes, so the handler can go.
@@ -484,7 +474,6 @@ unsafe impl Sync for Permit {}
 
 impl Drop for Permit {
     // Inline: as `Clt::drop`.
-    #[inline]
     fn drop(&mut self) {
         // SAFETY: ours (invariant); the session is open while we hold it.
         unsafe { ffi::rtrs_clt_put_permit(self.clt.raw(), self.permit.as_ptr()) };

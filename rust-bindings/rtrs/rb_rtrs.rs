@@ -1,17 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 
-//! The path address helpers of `rtrs-core` (`rtrs.h`), as RTRS' modules and
-//! users call them: whichever `rtrs-core` is loaded, ours or the C one.
-//! `#[inline]`, so that only modules that call them get the symbol
-//! references (and the dependency on `rtrs-core`).
+//! The `rtrs.h` API as its users call it, whichever RTRS modules are
+//! loaded (ours or the C ones: the symbols are the same). This crate has
+//! the path address helpers of `rtrs-core`, which RTRS' own modules call
+//! too; `rb_rtrs_clt` and `rb_rtrs_srv` the client and the server API. They
+//! are three crates because a module depends on every module whose symbols
+//! the crates it links refer to: RNBD's server must not need
+//! `rtrs-client`. (What our RTRS modules export is in each one's `abi`
+//! module.)
 
-use crate::rb::ffi;
-use crate::rb::net::SockAddr;
 use kernel::prelude::*;
+use rb::ffi;
+use rb::net::SockAddr;
 
 /// `rtrs_addr_to_sockaddr`: `(src, dst)` of a path string. A `CStr`,
 /// since the C implementation looks for separators with `strchr`.
-#[inline]
 pub fn addr_to_sockaddr(s: &CStr, port: u16) -> Result<(Option<SockAddr>, SockAddr)> {
     // SAFETY: all-zero is a valid storage.
     let mut src: ffi::__kernel_sockaddr_storage = unsafe { core::mem::zeroed() };
@@ -36,7 +39,6 @@ pub fn addr_to_sockaddr(s: &CStr, port: u16) -> Result<(Option<SockAddr>, SockAd
 /// of a `map_device` line or of a sysfs write): parses a NUL-terminated
 /// copy, as C's `strchr` would read on past `addr`. An `addr` with a NUL
 /// inside is `EINVAL`.
-#[inline]
 pub fn addr_bytes_to_sockaddr(addr: &[u8], port: u16) -> Result<(Option<SockAddr>, SockAddr)> {
     let mut s = KVec::with_capacity(addr.len() + 1, GFP_KERNEL)?;
     s.extend_from_slice(addr, GFP_KERNEL)?;
@@ -45,7 +47,6 @@ pub fn addr_bytes_to_sockaddr(addr: &[u8], port: u16) -> Result<(Option<SockAddr
 }
 
 /// `sockaddr_to_str` into `buf`; returns its result (bytes written).
-#[inline]
 pub fn sockaddr_to_str(a: &SockAddr, buf: &mut [u8]) -> i32 {
     let mut a = *a;
     // SAFETY: `a` is a valid address, `buf` has `buf.len()` bytes.
@@ -53,7 +54,6 @@ pub fn sockaddr_to_str(a: &SockAddr, buf: &mut [u8]) -> i32 {
 }
 
 /// `rtrs_addr_to_str` of `src@dst` into `buf`; returns its result.
-#[inline]
 pub fn addr_to_str(src: &SockAddr, dst: &SockAddr, buf: &mut [u8]) -> i32 {
     let (mut s, mut d) = (*src, *dst);
     let addr = ffi::rtrs_addr {

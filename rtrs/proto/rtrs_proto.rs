@@ -4,10 +4,13 @@
 //! wire messages, IMM encoding, path addresses, multipath policies, the path
 //! state machines, heartbeat and reconnect arithmetic, sysfs input rules.
 //!
-//! Nothing here imports the kernel crate, allocates or panics on input: the
-//! same files build on the host (`cargo test`, fuzzing) and inside the RTRS
-//! modules, which include them as `crate::proto`.
+//! Nothing here imports the kernel crate, allocates or panics on input. A
+//! crate of its own: Kbuild compiles it once and the RTRS modules link it;
+//! on the host `cargo test` and the fuzz targets build it.
 
+// Kbuild makes every crate `no_std` itself (`-Zcrate-attr=no_std`, and a
+// second `no_std` is an error there); it also passes `--cfg MODULE`.
+#![cfg_attr(not(MODULE), no_std)]
 #![forbid(unsafe_code)]
 
 pub mod addr;

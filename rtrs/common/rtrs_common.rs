@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 
-//! Glue every RTRS module shares between the pure protocol code (`proto`)
-//! and the kernel abstractions (`rb`). Mounted as `crate::common`.
+//! The part of RTRS that `rtrs-client` and `rtrs-server` share (C's
+//! `rtrs.c`), between the pure protocol code (`rtrs_proto`) and the kernel
+//! abstractions (`rb`, `rb_rdma`). A crate of its own, compiled once and
+//! linked by the RTRS modules.
 
-// Each of the three modules uses a part.
-#![allow(dead_code)]
+#![deny(unsafe_code)]
+
+use rb::__LOG_PREFIX;
 
 pub mod name;
 pub mod sockaddr;
 
 /// A protocol error as a kernel error (same errno).
-pub fn kerr(e: crate::proto::error::Error) -> kernel::error::Error {
+pub fn kerr(e: rtrs_proto::error::Error) -> kernel::error::Error {
     kernel::error::Error::from_errno(e.to_errno())
 }
 
@@ -35,7 +38,7 @@ pub fn div_ceil(a: u32, b: u32) -> u32 {
 
 /// `qp_event_handler()` of rtrs.c: every QP async event of a path's
 /// connection is logged, `COMM_EST` as seen, the rest as unhandled.
-pub(crate) fn log_qp_event(path: &impl core::fmt::Display, ev: &crate::rb::rdma::QpEvent) {
+pub fn log_qp_event(path: &impl core::fmt::Display, ev: &rb_rdma::QpEvent) {
     let what = if ev.is_comm_est() { "" } else { "Unhandled " };
     kernel::pr_info!(
         "{}: {}QP event {} ({}) received\n",
@@ -48,12 +51,12 @@ pub(crate) fn log_qp_event(path: &impl core::fmt::Display, ev: &crate::rb::rdma:
 
 /// Where a `#[track_caller]` function was called from, as `file.rs:line`
 /// (the build directory left out), for log lines that say why.
-pub(crate) struct CallSite(&'static core::panic::Location<'static>);
+pub struct CallSite(&'static core::panic::Location<'static>);
 
 impl CallSite {
     /// The caller of the enclosing `#[track_caller]` function.
     #[track_caller]
-    pub(crate) fn here() -> Self {
+    pub fn here() -> Self {
         Self(core::panic::Location::caller())
     }
 }
