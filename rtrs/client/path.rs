@@ -1077,65 +1077,37 @@ impl Path {
         let rbuf = rs.rbufs.get(parts.idx as usize).ok_or(EINVAL)?.get();
         let flags = Self::signal(id.handler(), rs.srv.signal_interval);
         let i = parts.idx as usize;
-        let ret = if read {
-            let sge = [Sge::new(iu_addr, size as u32, lkey)];
-            let op = SendOp::RdmaWriteWithImm {
-                remote_addr: rbuf.addr + parts.data_len as u64,
-                rkey: rbuf.rkey,
-                imm,
-            };
-            let access = Access::LOCAL_WRITE.union(Access::REMOTE_WRITE);
-            if reg.is_some() {
-                id.post_send(|h: &Con| {
-                    let r = h.reqs()?.reqs.get(i).ok_or(EINVAL)?;
-                    Ok([
-                        SendWr::new(
-                            &h.reg_cqe,
-                            SendOp::RegMr { mr: &r.mr, access },
-                            &[],
-                            SendFlags::empty(),
-                        ),
-                        SendWr::new(&r.iu_cqe, op, &sge, flags),
-                    ])
-                })
-            } else {
-                id.post_send(|h: &Con| {
-                    let r = h.reqs()?.reqs.get(i).ok_or(EINVAL)?;
-                    Ok([SendWr::new(&r.iu_cqe, op, &sge, flags)])
-                })
-            }
+        let iu_sge = Sge::new(iu_addr, size as u32, lkey);
+        // A READ's message goes behind the room for its data in the chunk,
+        // and its registered pages are for the server to write into; a
+        // WRITE sends its registered pages, then its message, to the
+        // chunk's start (C's `rtrs_clt_read_req()`, `rtrs_clt_write_req()`).
+        let (remote_addr, access, pages) = if read {
+            let rw = Access::LOCAL_WRITE.union(Access::REMOTE_WRITE);
+            (rbuf.addr + parts.data_len as u64, rw, None)
         } else {
-            let op = SendOp::RdmaWriteWithImm {
-                remote_addr: rbuf.addr,
-                rkey: rbuf.rkey,
-                imm,
-            };
-            let iu_sge = Sge::new(iu_addr, size as u32, lkey);
-            if let Some(reg) = reg {
-                let sge = [reg.sge(), iu_sge];
-                id.post_send(|h: &Con| {
-                    let r = h.reqs()?.reqs.get(i).ok_or(EINVAL)?;
-                    Ok([
-                        SendWr::new(
-                            &h.reg_cqe,
-                            SendOp::RegMr {
-                                mr: &r.mr,
-                                access: Access::LOCAL_WRITE,
-                            },
-                            &[],
-                            SendFlags::empty(),
-                        ),
-                        SendWr::new(&r.iu_cqe, op, &sge, flags),
-                    ])
-                })
-            } else {
-                let sge = [iu_sge];
-                id.post_send(|h: &Con| {
-                    let r = h.reqs()?.reqs.get(i).ok_or(EINVAL)?;
-                    Ok([SendWr::new(&r.iu_cqe, op, &sge, flags)])
-                })
-            }
+            (rbuf.addr, Access::LOCAL_WRITE, reg.map(|r| r.sge()))
         };
+        let sge_buf = [pages.unwrap_or(iu_sge), iu_sge];
+        let sges = if pages.is_some() {
+            &sge_buf[..]
+        } else {
+            &sge_buf[1..]
+        };
+        let op = SendOp::RdmaWriteWithImm {
+            remote_addr,
+            rkey: rbuf.rkey,
+            imm,
+        };
+        let registered = reg.is_some();
+        let ret = id.post_chain::<2, _>(|h: &Con, chain| {
+            let r = h.reqs()?.reqs.get(i).ok_or(EINVAL)?;
+            if registered {
+                let reg_mr = SendOp::RegMr { mr: &r.mr, access };
+                chain.push(SendWr::new(&h.reg_cqe, reg_mr, &[], SendFlags::empty()))?;
+            }
+            chain.push(SendWr::new(&r.iu_cqe, op, sges, flags))
+        });
         if let Err(e) = &ret {
             pr_err!(
                 "{}: {} request failed: error={}\n",

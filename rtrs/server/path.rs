@@ -55,6 +55,16 @@ pub(crate) struct OpState {
     rd_sg_cnt: AtomicU32,
 }
 
+impl OpState {
+    /// The client's key to invalidate with the answer: a READ with a
+    /// descriptor that asks for it (`MSG_NEED_INVAL_F`).
+    fn inval_key(&self) -> Option<u32> {
+        let ask = self.rd_flags.load(Ordering::Relaxed) & u32::from(MSG_NEED_INVAL_F) != 0;
+        (self.read.load(Ordering::Relaxed) && ask && self.rd_sg_cnt.load(Ordering::Relaxed) != 0)
+            .then(|| self.rd_key.load(Ordering::Relaxed))
+    }
+}
+
 /// One MR of the path (one per chunk with `always_invalidate`, else one per
 /// group of chunks), with what its re-registration needs.
 pub(crate) struct SrvMr {
@@ -647,92 +657,15 @@ impl Path {
     }
 
     /// `send_io_resp_imm()`: an immediate-data answer (WRITE done, or any
-    /// error), after invalidating the client's key and re-registering the
-    /// chunk as needed.
+    /// error).
     pub(crate) fn send_io_resp_imm(&self, conn: &CmIdRef<Con>, id: u32, errno: i32) -> Result {
-        let st = &self.op_state[id as usize];
-        let mut need_inval = false;
-        if st.read.load(Ordering::Relaxed)
-            && st.rd_flags.load(Ordering::Relaxed) & u32::from(MSG_NEED_INVAL_F) != 0
-        {
-            need_inval = st.rd_sg_cnt.load(Ordering::Relaxed) != 0;
-        }
-        let inv_key = st.rd_key.load(Ordering::Relaxed);
-        let always = self.params().always_invalidate;
-        let flags = self.send_flags(conn.handler());
-        let imm = Imm::io_rsp(id, errno, need_inval).encode();
-        let i = id as usize;
-        let reg_access = Access::LOCAL_WRITE.union(Access::REMOTE_WRITE);
-        if always {
-            let sge = [self.rkey_rsp_sge(id)?];
-            let imm_op = SendOp::SendWithImm(imm);
-            if need_inval {
-                conn.post_send(|h: &Con| {
-                    let mr = &h.path.mrs[i].mr;
-                    Ok([
-                        SendWr::new(
-                            &h.io_cqe,
-                            SendOp::SendWithInv(inv_key),
-                            &[],
-                            SendFlags::empty(),
-                        ),
-                        SendWr::new(
-                            &h.reg_cqe,
-                            SendOp::RegMr {
-                                mr,
-                                access: reg_access,
-                            },
-                            &[],
-                            SendFlags::empty(),
-                        ),
-                        SendWr::new(&h.io_cqe, imm_op, &sge, flags),
-                    ])
-                })
-            } else {
-                conn.post_send(|h: &Con| {
-                    let mr = &h.path.mrs[i].mr;
-                    Ok([
-                        SendWr::new(
-                            &h.reg_cqe,
-                            SendOp::RegMr {
-                                mr,
-                                access: reg_access,
-                            },
-                            &[],
-                            SendFlags::empty(),
-                        ),
-                        SendWr::new(&h.io_cqe, imm_op, &sge, flags),
-                    ])
-                })
-            }
-        } else {
-            let imm_op = SendOp::RdmaWriteWithImm {
-                remote_addr: 0,
-                rkey: 0,
-                imm,
-            };
-            if need_inval {
-                conn.post_send(|h: &Con| {
-                    Ok([
-                        SendWr::new(
-                            &h.io_cqe,
-                            SendOp::SendWithInv(inv_key),
-                            &[],
-                            SendFlags::empty(),
-                        ),
-                        SendWr::new(&h.io_cqe, imm_op, &[], flags),
-                    ])
-                })
-            } else {
-                conn.post_send(|h: &Con| Ok([SendWr::new(&h.io_cqe, imm_op, &[], flags)]))
-            }
-        }
+        self.post_io_rsp(conn, id, errno, None)
     }
 
     /// `rdma_write_sg()`: a READ's answer: RDMA-write the chunk's data into
     /// the client's buffer, then the immediate data.
     fn rdma_write_sg(&self, conn: &CmIdRef<Con>, id: u32) -> Result {
-        let st = &self.op_state[id as usize];
+        let st = self.op_state.get(id as usize).ok_or(EINVAL)?;
         let len = st.rd_len.load(Ordering::Relaxed);
         if len == 0 || len > self.params().max_chunk_size {
             pr_err!(
@@ -742,90 +675,85 @@ impl Path {
             );
             return Err(EINVAL);
         }
-        let need_inval = st.rd_flags.load(Ordering::Relaxed) & u32::from(MSG_NEED_INVAL_F) != 0;
-        let key = st.rd_key.load(Ordering::Relaxed);
         let write = SendOp::RdmaWrite {
             remote_addr: st.rd_addr.load(Ordering::Relaxed),
-            rkey: key,
+            rkey: st.rd_key.load(Ordering::Relaxed),
         };
         let mr = self
             .mrs
             .get(div(id, self.chunks_per_mr) as usize)
             .ok_or(EINVAL)?;
-        let data = [Sge::new(
-            mr.map.block_addr(id)?,
-            len,
-            self.pd.local_dma_lkey(),
-        )];
-        let always = self.params().always_invalidate;
-        let flags = self.send_flags(conn.handler());
-        let imm = Imm::io_rsp(id, 0, need_inval).encode();
-        let i = id as usize;
-        let reg_access = Access::LOCAL_WRITE.union(Access::REMOTE_WRITE);
+        let data = Sge::new(mr.map.block_addr(id)?, len, self.pd.local_dma_lkey());
         mr.map.sync_for_device(id, len as usize)?;
-        let none = SendFlags::empty();
-        if always {
-            let sge = [self.rkey_rsp_sge(id)?];
-            let imm_op = SendOp::SendWithImm(imm);
-            if need_inval {
-                conn.post_send(|h: &Con| {
-                    let mr = &h.path.mrs[i].mr;
-                    Ok([
-                        SendWr::new(&h.io_cqe, write, &data, none),
-                        SendWr::new(
-                            &h.reg_cqe,
-                            SendOp::RegMr {
-                                mr,
-                                access: reg_access,
-                            },
-                            &[],
-                            none,
-                        ),
-                        SendWr::new(&h.io_cqe, SendOp::SendWithInv(key), &[], none),
-                        SendWr::new(&h.io_cqe, imm_op, &sge, flags),
-                    ])
-                })
-            } else {
-                conn.post_send(|h: &Con| {
-                    let mr = &h.path.mrs[i].mr;
-                    Ok([
-                        SendWr::new(&h.io_cqe, write, &data, none),
-                        SendWr::new(
-                            &h.reg_cqe,
-                            SendOp::RegMr {
-                                mr,
-                                access: reg_access,
-                            },
-                            &[],
-                            none,
-                        ),
-                        SendWr::new(&h.io_cqe, imm_op, &sge, flags),
-                    ])
-                })
-            }
+        self.post_io_rsp(conn, id, 0, Some((write, data)))
+    }
+
+    /// Posts the answer to IO `id` in one chain, in C's order: a READ's data
+    /// (`data`: RDMA write and its SGE) first, then the chunk's
+    /// re-registration with `always_invalidate` and the invalidation of the
+    /// client's key (in the other order without data, as C's
+    /// `send_io_resp_imm()`), then the response: with `always_invalidate` a
+    /// SEND_WITH_IMM carrying the chunk's new key (RKEY_RSP), else an empty
+    /// RDMA_WRITE_WITH_IMM.
+    fn post_io_rsp(
+        &self,
+        conn: &CmIdRef<Con>,
+        id: u32,
+        errno: i32,
+        data: Option<(SendOp<'static>, Sge)>,
+    ) -> Result {
+        let st = self.op_state.get(id as usize).ok_or(EINVAL)?;
+        let inval = st.inval_key();
+        let always = self.params().always_invalidate;
+        let rkey_sge = if always {
+            Some([self.rkey_rsp_sge(id)?])
         } else {
-            let imm_op = SendOp::RdmaWriteWithImm {
-                remote_addr: 0,
-                rkey: 0,
-                imm,
+            None
+        };
+        let data_sge = data.map(|(_, sge)| [sge]);
+        let flags = self.send_flags(conn.handler());
+        let imm = Imm::io_rsp(id, errno, inval.is_some()).encode();
+        let i = id as usize;
+        let none = SendFlags::empty();
+        conn.post_chain::<4, _>(|h: &Con, chain| {
+            let reg = match always {
+                true => Some(SendWr::new(
+                    &h.reg_cqe,
+                    SendOp::RegMr {
+                        mr: &h.path.mrs.get(i).ok_or(EINVAL)?.mr,
+                        access: Access::LOCAL_WRITE.union(Access::REMOTE_WRITE),
+                    },
+                    &[],
+                    none,
+                )),
+                false => None,
             };
-            if need_inval {
-                conn.post_send(|h: &Con| {
-                    Ok([
-                        SendWr::new(&h.io_cqe, write, &data, none),
-                        SendWr::new(&h.io_cqe, SendOp::SendWithInv(key), &[], none),
-                        SendWr::new(&h.io_cqe, imm_op, &[], flags),
-                    ])
-                })
-            } else {
-                conn.post_send(|h: &Con| {
-                    Ok([
-                        SendWr::new(&h.io_cqe, write, &data, none),
-                        SendWr::new(&h.io_cqe, imm_op, &[], flags),
-                    ])
-                })
+            let inv = inval.map(|key| SendWr::new(&h.io_cqe, SendOp::SendWithInv(key), &[], none));
+            match (data, &data_sge) {
+                (Some((write, _)), Some(sge)) => {
+                    chain.push(SendWr::new(&h.io_cqe, write, sge, none))?;
+                    chain.push_opt(reg)?;
+                    chain.push_opt(inv)?;
+                }
+                _ => {
+                    chain.push_opt(inv)?;
+                    chain.push_opt(reg)?;
+                }
             }
-        }
+            chain.push(match &rkey_sge {
+                Some(sge) => SendWr::new(&h.io_cqe, SendOp::SendWithImm(imm), sge, flags),
+                None => SendWr::new(
+                    &h.io_cqe,
+                    SendOp::RdmaWriteWithImm {
+                        remote_addr: 0,
+                        rkey: 0,
+                        imm,
+                    },
+                    &[],
+                    flags,
+                ),
+            })
+        })
     }
 
     /// Answers requests that waited for room in the send queue.

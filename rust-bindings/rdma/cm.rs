@@ -24,7 +24,7 @@
 use super::cq::{Cq, PollContext};
 use super::device::Device;
 use super::pd::Pd;
-use super::wr::{RawSendWr, RecvWr, SendWr};
+use super::wr::{RawSendWr, RecvWr, SendWr, WrChain};
 use core::cell::Cell;
 use core::ptr::{null_mut, NonNull};
 use core::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
@@ -723,15 +723,36 @@ impl<H: CmHandler> CmIdRef<H> {
     where
         F: for<'h> FnOnce(&'h H) -> Result<[SendWr<'h, 's, H>; N]>,
     {
-        let wrs = f(&self.0.handler)?;
-        if N == 0 {
+        self.post_chain::<N, _>(|h, chain| {
+            for wr in f(h)? {
+                chain.push(wr)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Posts the chain of at most `MAX` send work requests that `f` pushes
+    /// into a [`WrChain`] from the connection's handler, in order, with one
+    /// `ib_post_send()`; nothing is posted if `f` fails or pushes nothing.
+    pub fn post_chain<'s, const MAX: usize, F>(&self, f: F) -> Result
+    where
+        F: for<'h> FnOnce(&'h H, &mut WrChain<'h, 's, H, MAX>) -> Result,
+    {
+        let mut chain = WrChain::new();
+        f(&self.0.handler, &mut chain)?;
+        let n = chain.len();
+        if n == 0 {
             return Ok(());
         }
-        let mut raw: [RawSendWr; N] = core::array::from_fn(|i| RawSendWr::from_wr(&wrs[i]));
-        for i in 0..N - 1 {
-            let next: *mut RawSendWr = &mut raw[i + 1];
-            // Every member starts with the `ib_send_wr`: link them.
-            raw[i].wr.next = next.cast();
+        let mut raw: [RawSendWr; MAX] = core::array::from_fn(|_| RawSendWr::zeroed());
+        for (r, w) in raw.iter_mut().zip(chain.requests()) {
+            *r = RawSendWr::from_wr(w);
+        }
+        for i in 1..n {
+            let next: *mut RawSendWr = &mut raw[i];
+            // Every member starts with the `ib_send_wr`: link them. The last
+            // one pushed keeps its NULL `next`.
+            raw[i - 1].wr.next = next.cast();
         }
         let mut bad: *const ffi::ib_send_wr = core::ptr::null();
         self.with_res(|res| {

@@ -27,4 +27,4 @@ pub use device::{Device, DeviceRef};
 pub use dma::{BorrowedSg, DmaAddr, DmaBuf, DmaDirection, MappedSg};
 pub use mr::{Mr, MrMapping};
 pub use pd::Pd;
-pub use wr::{Access, RecvWr, SendFlags, SendOp, SendWr, Sge};
+pub use wr::{Access, RecvWr, SendFlags, SendOp, SendWr, Sge, WrChain};

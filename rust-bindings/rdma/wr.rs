@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 
 //! Work requests (`struct ib_send_wr` and its extensions, `struct
-//! ib_recv_wr`), built on the stack and posted with `CmIdRef::post_send` /
-//! `CmIdRef::post_recv`.
+//! ib_recv_wr`), built on the stack and posted with `CmIdRef::post_send`,
+//! `CmIdRef::post_chain` (a chain of up to `MAX` sends built in steps, in a
+//! [`WrChain`]) or `CmIdRef::post_recv`.
 //!
 //! A work request's [`Cqe`] and [`Mr`] must live until it completes. The
 //! posting functions take a closure that builds the requests from the
@@ -16,6 +17,7 @@ use super::cq::{Cqe, CqeHandler};
 use super::dma::DmaAddr;
 use super::mr::Mr;
 use core::marker::PhantomData;
+use kernel::prelude::*;
 use rb::ffi;
 
 /// A scatter/gather element: `length` bytes at bus address `addr`, covered by
@@ -175,6 +177,65 @@ impl<'h, 's, H> SendWr<'h, 's, H> {
     }
 }
 
+/// Up to `MAX` send work requests for a QP whose CM handler is `H`, pushed
+/// in order inside `CmIdRef::post_chain` and posted by one `ib_post_send()`.
+///
+/// Only `post_chain` makes one, and hands it out as `&mut` for a `'h` that
+/// borrows the QP's handler: `&mut` is invariant in `'h`, so what is pushed
+/// borrows from that handler (or is `'static`), as for `post_send`.
+///
+/// # Invariants
+///
+/// `wrs[..len]` are `Some`, `wrs[len..]` are `None`.
+pub struct WrChain<'h, 's, H, const MAX: usize> {
+    wrs: [Option<SendWr<'h, 's, H>>; MAX],
+    len: usize,
+}
+
+impl<'h, 's, H, const MAX: usize> WrChain<'h, 's, H, MAX> {
+    /// An empty chain.
+    pub(crate) fn new() -> Self {
+        // INVARIANT: no request yet.
+        Self {
+            wrs: [const { None }; MAX],
+            len: 0,
+        }
+    }
+
+    /// Appends `wr`; `EINVAL` past `MAX` (a bug of the caller: returned with
+    /// `?` from the closure, it posts nothing).
+    pub fn push(&mut self, wr: SendWr<'h, 's, H>) -> Result {
+        let slot = self.wrs.get_mut(self.len).ok_or(EINVAL)?;
+        *slot = Some(wr);
+        // INVARIANT: one more `Some`, right after the others.
+        self.len += 1;
+        Ok(())
+    }
+
+    /// Appends `wr` if there is one.
+    pub fn push_opt(&mut self, wr: Option<SendWr<'h, 's, H>>) -> Result {
+        match wr {
+            Some(wr) => self.push(wr),
+            None => Ok(()),
+        }
+    }
+
+    /// The requests pushed so far.
+    pub(crate) fn requests(&self) -> impl Iterator<Item = &SendWr<'h, 's, H>> {
+        self.wrs.iter().map_while(Option::as_ref)
+    }
+
+    /// How many requests were pushed.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether none was pushed.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
 /// A receive-queue work request for a QP whose CM handler is `H`.
 pub struct RecvWr<'h, 's, H> {
     pub(crate) sges: &'s [Sge],
@@ -207,6 +268,12 @@ pub(crate) union RawSendWr {
 }
 
 impl RawSendWr {
+    /// An empty request, to be overwritten or left unposted.
+    pub(crate) fn zeroed() -> Self {
+        // SAFETY: all-zero is a valid value of these plain C structs.
+        unsafe { core::mem::zeroed() }
+    }
+
     /// Fills in everything but `next`.
     pub(crate) fn from_wr<H>(w: &SendWr<'_, '_, H>) -> Self {
         // SAFETY: all-zero is a valid value of these plain C structs.
