@@ -2,7 +2,115 @@
 
 //! The path state machines of the client (`rtrs_clt_change_state()`) and
 //! of the server (`rtrs_srv_change_state()`), with the names sysfs, dmesg
-//! and the trace events print for each state.
+//! and the trace events print for each state; and [`StateCell`], the one
+//! place a path keeps its state, which readers get without a lock.
+
+use core::marker::PhantomData;
+use core::sync::atomic::{AtomicU8, Ordering};
+
+/// A state machine whose states fit in a byte.
+pub trait StateMachine: Copy + Eq {
+    /// What a cell reads as if it held a byte of no state: never, since a
+    /// [`StateCell`] only ever holds bytes of states; the safe end of the
+    /// machine, should it happen anyway.
+    const FALLBACK: Self;
+
+    /// The state's byte.
+    fn to_u8(self) -> u8;
+
+    /// The state whose byte is `v`.
+    fn from_u8(v: u8) -> Option<Self>;
+
+    /// Whether the machine moves from `self` to `new`.
+    fn can_change_to(self, new: Self) -> bool;
+}
+
+/// What [`StateCell::change`] did: whether the state changed, and what it
+/// was before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Changed<S> {
+    /// The state changed.
+    pub changed: bool,
+    /// The state before the call.
+    pub old: S,
+}
+
+/// The state of a path, changed only by the transitions its machine
+/// allows and read without a lock (C reads `path->state` with `READ_ONCE`
+/// and changes it under the state lock).
+///
+/// Each change is decided and published in one compare-exchange on the
+/// value it was checked against: of two changes racing from one state only
+/// one succeeds, and no transition the machine forbids is ever stored. A
+/// reader sees a state that was the state at some moment; what was written
+/// before a change is visible to whoever reads the new state (`Acquire` on
+/// `Release`).
+///
+/// # Invariants
+///
+/// `v` holds `s.to_u8()` of some state `s`: `new`, `change` and
+/// `change_from_to` are the only writers, and each writes a state's byte.
+pub struct StateCell<S: StateMachine> {
+    v: AtomicU8,
+    _s: PhantomData<S>,
+}
+
+impl<S: StateMachine> StateCell<S> {
+    /// A cell in state `s`.
+    pub fn new(s: S) -> Self {
+        // INVARIANT: the byte of a state.
+        Self {
+            v: AtomicU8::new(s.to_u8()),
+            _s: PhantomData,
+        }
+    }
+
+    /// The state now.
+    pub fn get(&self) -> S {
+        S::from_u8(self.v.load(Ordering::Acquire)).unwrap_or(S::FALLBACK)
+    }
+
+    /// Moves to `new` if the machine allows it from the state now
+    /// (`rtrs_clt_change_state_get_old()`, `rtrs_srv_change_state()`).
+    pub fn change(&self, new: S) -> Changed<S> {
+        let mut cur = self.v.load(Ordering::Acquire);
+        loop {
+            let old = S::from_u8(cur).unwrap_or(S::FALLBACK);
+            if !old.can_change_to(new) {
+                return Changed {
+                    changed: false,
+                    old,
+                };
+            }
+            // INVARIANT: the byte of a state.
+            match self.v.compare_exchange_weak(
+                cur,
+                new.to_u8(),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return Changed { changed: true, old },
+                Err(now) => cur = now,
+            }
+        }
+    }
+
+    /// Moves from `old` to `new`, if the state is `old` and the machine
+    /// allows it (`rtrs_clt_change_state_from_to()`).
+    pub fn change_from_to(&self, old: S, new: S) -> bool {
+        // INVARIANT: the byte of a state.
+        old.can_change_to(new)
+            && self
+                .v
+                .compare_exchange(
+                    old.to_u8(),
+                    new.to_u8(),
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                )
+                .is_ok()
+    }
+}
 
 /// State of a client path (`enum rtrs_clt_state`).
 ///
@@ -189,6 +297,38 @@ impl SrvState {
     }
 }
 
+impl StateMachine for CltState {
+    const FALLBACK: Self = CltState::Dead;
+
+    fn to_u8(self) -> u8 {
+        self.as_u8()
+    }
+
+    fn from_u8(v: u8) -> Option<Self> {
+        CltState::from_u8(v)
+    }
+
+    fn can_change_to(self, new: Self) -> bool {
+        CltState::can_change_to(self, new)
+    }
+}
+
+impl StateMachine for SrvState {
+    const FALLBACK: Self = SrvState::Closed;
+
+    fn to_u8(self) -> u8 {
+        self.as_u8()
+    }
+
+    fn from_u8(v: u8) -> Option<Self> {
+        SrvState::from_u8(v)
+    }
+
+    fn can_change_to(self, new: Self) -> bool {
+        SrvState::can_change_to(self, new)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -306,5 +446,63 @@ mod tests {
         assert_eq!(SrvState::Connecting.log_str(), "RTRS_SRV_CONNECTING");
         assert_eq!(SrvState::Closed.log_str(), "RTRS_SRV_CLOSED");
         assert_eq!(SrvState::Closing.name(), "CLOSING");
+    }
+
+    #[test]
+    fn cell_changes_as_the_machine_allows() {
+        for &old in CLT.iter() {
+            for &new in CLT.iter() {
+                let c = StateCell::new(old);
+                let r = c.change(new);
+                assert_eq!(r.old, old);
+                assert_eq!(r.changed, old.can_change_to(new));
+                assert_eq!(c.get(), if r.changed { new } else { old });
+                let c = StateCell::new(old);
+                for &from in CLT.iter() {
+                    let ok = c.change_from_to(from, new);
+                    assert_eq!(ok, from == old && old.can_change_to(new));
+                    assert_eq!(c.get(), if ok { new } else { old });
+                    if ok {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn cell_one_winner_per_transition() {
+        extern crate std;
+        use std::sync::atomic::AtomicUsize;
+        use std::sync::Arc;
+        // Threads race CONNECTED -> RECONNECTING (error recovery) and
+        // CONNECTED -> CLOSING (close): exactly one wins, and the state is
+        // the winner's.
+        for _ in 0..200 {
+            let c = Arc::new(StateCell::new(CltState::Connected));
+            let won = Arc::new(AtomicUsize::new(0));
+            let hs: std::vec::Vec<_> = (0..8)
+                .map(|i| {
+                    let (c, won) = (c.clone(), won.clone());
+                    std::thread::spawn(move || {
+                        let to = if i % 2 == 0 {
+                            CltState::Reconnecting
+                        } else {
+                            CltState::Closing
+                        };
+                        if c.change_from_to(CltState::Connected, to) {
+                            won.fetch_add(1, Ordering::SeqCst);
+                            return Some(to);
+                        }
+                        None
+                    })
+                })
+                .collect();
+            let winners: std::vec::Vec<_> =
+                hs.into_iter().filter_map(|h| h.join().unwrap()).collect();
+            assert_eq!(won.load(Ordering::SeqCst), 1);
+            assert_eq!(winners.len(), 1);
+            assert_eq!(c.get(), winners[0]);
+        }
     }
 }
