@@ -14,6 +14,7 @@
 #![forbid(unsafe_code)]
 
 pub mod addr;
+pub mod con;
 pub mod error;
 pub mod hb;
 pub mod imm;
