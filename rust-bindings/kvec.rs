@@ -10,6 +10,8 @@ pub trait VecExt<T> {
     fn pop(&mut self) -> Option<T>;
     /// Removes element `i`, moving the last one into its place.
     fn swap_remove(&mut self, i: usize) -> Option<T>;
+    /// Removes element `i`, moving the ones after it down: the order stays.
+    fn remove(&mut self, i: usize) -> Option<T>;
     /// Drops all elements from `len` on.
     fn truncate(&mut self, len: usize);
     /// Drops all elements.
@@ -40,6 +42,14 @@ impl<T, A: Allocator> VecExt<T> for Vec<T, A> {
             return None;
         }
         self.as_mut_slice().swap(i, len - 1);
+        self.pop()
+    }
+
+    fn remove(&mut self, i: usize) -> Option<T> {
+        if i >= self.len() {
+            return None;
+        }
+        self.as_mut_slice()[i..].rotate_left(1);
         self.pop()
     }
 

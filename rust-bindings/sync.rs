@@ -164,7 +164,18 @@ impl<T, B: Backend> Waitable<T, B> {
     }
 
     /// Wakes the waiters, so that they evaluate their predicates again.
+    /// Only for changes made under the lock: a waiter may be between its
+    /// predicate and its sleep.
     pub fn notify_all(&self) {
+        self.changed.notify_all();
+    }
+
+    /// Wakes the waiters after a change made outside the lock (an atomic,
+    /// or the state of something else their predicates read): takes and
+    /// drops the lock first, so that each waiter either sees the change in
+    /// its predicate or is already asleep when woken.
+    pub fn notify_all_locked(&self) {
+        drop(self.state.lock());
         self.changed.notify_all();
     }
 

@@ -112,7 +112,7 @@ pub unsafe trait HasDelayedWork<const ID: u64 = 0> {
 /// `impl_has_delayed_work!(impl HasDelayedWork<0> for Path { self.hb_work });`
 #[macro_export]
 macro_rules! impl_has_delayed_work {
-    (impl HasDelayedWork<$id:literal> for $t:ty { self.$field:ident }) => {
+    (impl HasDelayedWork<$id:tt> for $t:ty { self.$field:ident }) => {
         // SAFETY: the offset is that of the named field, whose type is checked
         // to be `DelayedWork<Self, $id>` below.
         // The macro is the audited place; its user needs no `unsafe`.

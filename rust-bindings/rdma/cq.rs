@@ -165,20 +165,22 @@ pub unsafe trait HasCqe<const ID: u64 = 0> {
     const OFFSET: usize;
 }
 
-/// Implements [`HasCqe`]: `impl_has_cqe!(impl HasCqe<0> for Iu { self.cqe });`
+/// Implements [`HasCqe`]: `impl_has_cqe!(impl HasCqe<0> for Iu { self.cqe });`,
+/// or for a generic type `impl_has_cqe!(impl{S: Side} HasCqe<{ ID }> for
+/// Con<S> { self.cqe });`.
 #[macro_export]
 macro_rules! impl_has_cqe {
-    (impl HasCqe<$id:literal> for $t:ty { self.$field:ident }) => {
+    (impl$({$($g:tt)*})? HasCqe<$id:tt> for $t:ty { self.$field:ident }) => {
         // SAFETY: the offset is that of the named field, whose type is
-        // checked to be `Cqe<Self, $id>` by the assignment below.
+        // checked to be `Cqe<Self, $id>` by the function below.
         // The macro is the audited place; its user needs no `unsafe`.
         #[allow(unsafe_code)]
-        unsafe impl $crate::cq::HasCqe<$id> for $t {
+        unsafe impl$(<$($g)*>)? $crate::cq::HasCqe<$id> for $t {
             const OFFSET: usize = {
-                fn _check(t: &$t) -> &$crate::cq::Cqe<$t, $id> {
+                fn _check$(<$($g)*>)?(t: &$t) -> &$crate::cq::Cqe<$t, $id> {
                     &t.$field
                 }
-                ::core::mem::offset_of!($t, $field)
+                ::core::mem::offset_of!(Self, $field)
             };
         }
     };
