@@ -6,30 +6,31 @@
 //! reconnect with backoff, heartbeats, close.
 
 use super::abi::{ConType, Confirm, Dir};
-use super::conn::{Con, CONNECT_TIMEOUT_MS};
+use super::conn::{self, Con, ConExt, CONNECT_TIMEOUT_MS};
 use super::req::ReqSet;
 use super::sess::{failover, Core, MAX_SEGMENTS};
 use super::sysfs::PathFiles;
-use core::sync::atomic::{
-    AtomicBool, AtomicI32, AtomicI64, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering,
-};
+use core::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
 use kernel::time::Ktime;
 use kernel::workqueue::{impl_has_work, Work, WorkItem};
 use kernel::{new_mutex, new_work};
 use rb::net::SockAddr;
-use rb::rcu::{self, RcuBox};
-use rb::sync::{new_spinlock_irq, new_waitable, SpinLockIrq, SpinLockIrqBackend, Waitable};
-use rb::workqueue::{impl_has_delayed_work, DelayedWork, DelayedWorkItem};
+use rb::sync::{new_waitable, SpinLockIrqBackend, Waitable};
+use rb::workqueue::{impl_has_delayed_work, DelayedWork, DelayedWorkItem, OwnedQueue};
 use rb_rdma::{
     Access, BorrowedSg, CmId, CmIdRef, Device, DmaAddr, DmaBuf, DmaDirection, MappedSg, MrMapping,
     Pd, SendFlags, SendOp, SendWr, Sge,
 };
 use rb_rtrs::addr_to_str;
+use rtrs_common::con::SendQueue;
+use rtrs_common::hb::{Hb, HbPath, HB_WORK};
 use rtrs_common::name::NameBuf;
+use rtrs_common::slots::ConSlots;
 use rtrs_common::{kerr, rem};
-use rtrs_proto::hb::{HbAction, Heartbeat, HB_INTERVAL_MS, HB_MISSED_MAX};
+use rtrs_proto::con::CmOutcome;
+use rtrs_proto::hb::{HB_INTERVAL_MS, HB_MISSED_MAX};
 use rtrs_proto::imm::Imm;
 use rtrs_proto::msg::{
     ConnRsp, InfoRsp, Rbuf, RdmaRead, RdmaWrite, SgDesc, SgList, Uuid, MSG_NEED_INVAL_F,
@@ -37,7 +38,7 @@ use rtrs_proto::msg::{
 };
 use rtrs_proto::path_sel::PathSnapshot;
 use rtrs_proto::reconnect::{RECONNECT_BACKOFF_MS, RECONNECT_SEED};
-use rtrs_proto::state::CltState;
+use rtrs_proto::state::{CltState, StateCell};
 
 /// How long a closing path waits for the server to confirm that its side of
 /// each connection is closed before it fails its IO over anyway
@@ -167,78 +168,99 @@ impl Stats {
     }
 }
 
+/// What CM handlers, completions and sysfs change on a path: per connect,
+/// per heartbeat, per sysfs access, never per IO.
+struct PathInner {
+    /// The source address: the user's, or the one the first connection
+    /// was bound to (`s.src_addr`); reconnects use it.
+    src: Option<SockAddr>,
+    /// The device of the first connection; taken out and dropped outside
+    /// the lock (freeing a PD may sleep).
+    dev: Option<DevInfo>,
+    /// What the server told in CON_RSP.
+    srv: SrvParams,
+    /// The HCA and port of the last connection.
+    hca: (NameBuf, u32),
+    /// CON_REQ's `first_conn`: a new client session for the server.
+    first_conn: bool,
+    /// Reconnect attempts since the path was last up; `u32::MAX` when the
+    /// server changed its queue depth and only a manual reconnect may try.
+    attempts: u32,
+    /// Established connections (C's `connected_cnt`).
+    connected: u32,
+    /// Connections established whose close the server has not confirmed:
+    /// their QPs on the server may still take writes.
+    unconfirmed: u32,
+}
+
+/// What `init()` builds and the teardown takes apart, in process context.
+#[derive(Default)]
+struct ConnSet {
+    /// CON_REQ's `recon_cnt` of the connections made last: a new count
+    /// for each new set, so the server tells it from one it has not closed
+    /// yet.
+    recon_cnt: u16,
+    /// The request slots of the set's connections.
+    reqset: Option<Arc<ReqSet>>,
+    /// The path is counted in its session's `paths_up`.
+    established: bool,
+}
+
+/// The path's work items besides the heartbeat ([`HB_WORK`]).
+const RECOVERY_WORK: u64 = 1;
+const RECONNECT_WORK: u64 = 2;
+
+/// A client path.
+///
+/// # Locking
+///
+/// - `conns` (a mutex) > `inner` (irq-safe spinlock) > a connection's INFO
+///   buffers, a request slot's lock. `files` (a mutex) is taken alone.
+/// - `conns` is held while the connections are made, which waits for CM
+///   events (`init`), and while they are torn down: no CM handler and no
+///   completion takes it.
+/// - `inner` is a leaf towards the session: dropped before calling into
+///   `Core`. The path's name is read under it ([`Path::name`]), so nothing
+///   logs while holding it. Its wait queue is every waiter's of the path:
+///   what changes under the lock wakes them (`update`); so do changes of
+///   `state` and of a connection's CM outcome (`notify`).
+/// - The IO path and completions read `state`, `cons` (under RCU), `hb`,
+///   `inflight` and `stats` without a lock.
 #[pin_data]
 pub(crate) struct Path {
     pub(crate) core: Arc<Core>,
     pub(crate) uuid: Uuid,
-    /// The source address: the user's, or the one the first connection
-    /// was bound to (`s.src_addr`); reconnects use it.
-    #[pin]
-    src: SpinLockIrq<Option<SockAddr>>,
     dst: SockAddr,
     /// Connections: the service one, one per CPU, then the poll queues.
     pub(crate) con_num: u32,
     /// The service connection and the per-CPU ones.
     pub(crate) irq_con_num: u32,
-    /// The state; its waiters are woken on every change and by
-    /// [`Path::notify`].
+    /// The connections, by cid.
+    pub(crate) cons: ConSlots<Path>,
+    state: StateCell<CltState>,
     #[pin]
-    state: Waitable<CltState, SpinLockIrqBackend>,
-    state_fast: AtomicU8,
-    /// Established connections.
-    connected_cnt: AtomicI32,
-    /// Connections established whose close the server has not confirmed
-    /// (`Con::close_state`): their QPs on the server may still take writes.
-    unconfirmed: AtomicI32,
-    #[pin]
-    init_lock: Mutex<()>,
-    recon: AtomicU16,
-    for_new: AtomicBool,
-    attempts: AtomicU32,
-    established: AtomicBool,
-    /// The IO path reaches them under RCU, as C's does: no lock, and
-    /// interrupts stay on while it posts. `take_conns` waits for a grace
-    /// period before a connection is torn down.
-    cons: KVec<RcuBox<CmId<Con>>>,
-    /// `ib_process_cq_direct()` must not run twice at once on a CQ; blk-mq
-    /// may poll a queue from two tasks.
-    #[pin]
-    poll_lock: SpinLockIrq<()>,
-    #[pin]
-    dev: SpinLockIrq<Option<DevInfo>>,
-    #[pin]
-    srv: SpinLockIrq<SrvParams>,
-    #[pin]
-    reqset: SpinLockIrq<Option<Arc<ReqSet>>>,
-    /// The INFO handshake's outcome: 0 waiting, 1 done, -1 failed.
-    info: AtomicI32,
-    #[pin]
-    hb: SpinLockIrq<Heartbeat>,
-    /// Something arrived since the heartbeat's last tick: the tick forgets
-    /// its misses (C's `hb_missed_cnt = 0` on every completion), without
-    /// taking `hb`'s lock per completion.
-    hb_seen: AtomicBool,
-    /// `hb`'s latency, for the min-latency policy and sysfs.
-    latency_ns: AtomicI64,
-    #[pin]
-    hb_work: DelayedWork<Path, 0>,
-    #[pin]
-    recovery_work: DelayedWork<Path, 1>,
-    #[pin]
-    reconnect_work: DelayedWork<Path, 2>,
-    #[pin]
-    close_work: Work<Path>,
+    pub(crate) hb: Hb,
     inflight: AtomicI32,
     pub(crate) stats: Stats,
     #[pin]
-    hca: SpinLockIrq<(NameBuf, u32)>,
+    inner: Waitable<PathInner, SpinLockIrqBackend>,
+    #[pin]
+    conns: Mutex<ConnSet>,
     /// The path's sysfs directory, while it has one.
     #[pin]
     pub(crate) files: Mutex<Option<PathFiles>>,
+    #[pin]
+    hb_work: DelayedWork<Path, HB_WORK>,
+    #[pin]
+    recovery_work: DelayedWork<Path, RECOVERY_WORK>,
+    #[pin]
+    reconnect_work: DelayedWork<Path, RECONNECT_WORK>,
+    #[pin]
+    close_work: Work<Path>,
 }
-impl_has_delayed_work!(impl HasDelayedWork<0> for Path { self.hb_work });
-impl_has_delayed_work!(impl HasDelayedWork<1> for Path { self.recovery_work });
-impl_has_delayed_work!(impl HasDelayedWork<2> for Path { self.reconnect_work });
+impl_has_delayed_work!(impl HasDelayedWork<HB_WORK> for Path { self.hb_work });
+impl_has_delayed_work!(impl HasDelayedWork<RECOVERY_WORK> for Path { self.recovery_work });
+impl_has_delayed_work!(impl HasDelayedWork<RECONNECT_WORK> for Path { self.reconnect_work });
 impl_has_work! {
     impl HasWork<Path> for Path { self.close_work }
 }
@@ -256,128 +278,118 @@ impl Path {
         for_new: bool,
     ) -> Result<Arc<Self>> {
         let con_num = rb::cpu::nr_cpu_ids() + core.nr_poll_queues + 1;
-        let mut cons = KVec::with_capacity(con_num as usize, GFP_KERNEL)?;
-        for _ in 0..con_num {
-            cons.push(RcuBox::empty(), GFP_KERNEL)?;
-        }
+        let cons = ConSlots::new(con_num)?;
         Arc::pin_init(
             try_pin_init!(Path {
                 core: core.clone(),
                 uuid: rb::random::uuid(),
-                src <- new_spinlock_irq!(src, "rtrs_clt_src"),
                 dst,
                 con_num,
                 irq_con_num: rb::cpu::nr_cpu_ids() + 1,
-                state <- new_waitable!(CltState::Connecting, "rtrs_clt_path_state"),
-                state_fast: AtomicU8::new(CltState::Connecting.as_u8()),
-                connected_cnt: AtomicI32::new(0),
-                unconfirmed: AtomicI32::new(0),
-                init_lock <- new_mutex!((), "rtrs_clt_init"),
-                recon: AtomicU16::new(0),
-                for_new: AtomicBool::new(for_new),
-                attempts: AtomicU32::new(0),
-                established: AtomicBool::new(false),
                 cons,
-                poll_lock <- new_spinlock_irq!((), "rtrs_clt_poll"),
-                dev <- new_spinlock_irq!(None, "rtrs_clt_dev"),
-                srv <- new_spinlock_irq!(SrvParams::default(), "rtrs_clt_srv"),
-                reqset <- new_spinlock_irq!(None, "rtrs_clt_reqset"),
-                info: AtomicI32::new(0),
-                hb <- new_spinlock_irq!(Heartbeat::default(), "rtrs_clt_hb"),
-                hb_seen: AtomicBool::new(false),
-                latency_ns: AtomicI64::new(0),
+                state: StateCell::new(CltState::Connecting),
+                hb <- Hb::new(),
+                inflight: AtomicI32::new(0),
+                stats: Stats::new()?,
+                inner <- new_waitable!(
+                    PathInner {
+                        src,
+                        dev: None,
+                        srv: SrvParams::default(),
+                        hca: (NameBuf::new(), 0),
+                        first_conn: for_new,
+                        attempts: 0,
+                        connected: 0,
+                        unconfirmed: 0,
+                    },
+                    "rtrs_clt_path"
+                ),
+                conns <- new_mutex!(ConnSet::default(), "rtrs_clt_conns"),
+                files <- new_mutex!(None, "rtrs_clt_path_files"),
                 hb_work <- DelayedWork::new(),
                 recovery_work <- DelayedWork::new(),
                 reconnect_work <- DelayedWork::new(),
                 close_work <- new_work!("rtrs_clt_close"),
-                inflight: AtomicI32::new(0),
-                stats: Stats::new()?,
-                hca <- new_spinlock_irq!((NameBuf::new(), 0), "rtrs_clt_hca"),
-                files <- new_mutex!(None, "rtrs_clt_path_files"),
             }? Error),
             GFP_KERNEL,
         )
     }
 
-    /// The path as log lines name it: `<session> src@dst`.
+    /// The path as log lines name it: `<session> src@dst`. Reads `inner`.
     pub(crate) fn name(&self) -> PathName<'_> {
         PathName(self)
     }
 
     pub(crate) fn state(&self) -> CltState {
-        CltState::from_u8(self.state_fast.load(Ordering::Acquire)).unwrap_or(CltState::Dead)
+        self.state.get()
     }
 
     /// `rtrs_clt_change_state_get_old()`: `(changed, old)`.
     fn change_state(&self, new: CltState) -> (bool, CltState) {
-        let mut st = self.state.lock();
-        let old = *st;
-        let changed = st.change(new);
-        if changed {
-            self.state_fast.store(st.as_u8(), Ordering::Release);
-            self.state.notify_all();
+        let c = self.state.change(new);
+        if c.changed {
+            self.notify();
         }
-        (changed, old)
+        (c.changed, c.old)
     }
 
     /// `rtrs_clt_change_state_from_to()`.
     fn change_state_from_to(&self, old: CltState, new: CltState) -> bool {
-        let mut st = self.state.lock();
-        if *st != old || !st.change(new) {
-            return false;
+        let changed = self.state.change_from_to(old, new);
+        if changed {
+            self.notify();
         }
-        self.state_fast.store(st.as_u8(), Ordering::Release);
-        self.state.notify_all();
-        true
+        changed
     }
 
-    /// Wakes those waiting on the path (state, connection events).
-    pub(crate) fn notify(&self) {
-        let _g = self.state.lock();
-        self.state.notify_all();
+    /// Wakes those waiting on the path after a change outside `inner` (the
+    /// state, a connection's CM outcome).
+    fn notify(&self) {
+        self.inner.notify_all_locked();
     }
 
-    /// Waits up to `ms` for `done`; false on timeout or signal.
-    fn wait(&self, ms: u32, mut done: impl FnMut(&Self) -> bool) -> bool {
-        self.state.wait_for(ms, |_| done(self))
+    /// Waits up to `ms` for `done`, evaluated under `inner` whenever the
+    /// path wakes its waiters; false on timeout or signal.
+    fn wait(&self, ms: u32, mut done: impl FnMut(&Self, &PathInner) -> bool) -> bool {
+        self.inner.wait_for(ms, |inner| done(self, inner))
     }
 
     pub(crate) fn set_connecting_err(&self) {
         self.change_state(CltState::ConnectingErr);
     }
 
-    pub(crate) fn recon_cnt(&self) -> u16 {
-        self.recon.load(Ordering::Relaxed)
-    }
-
+    /// CON_REQ's `first_conn`.
     pub(crate) fn for_new_clt(&self) -> bool {
-        self.for_new.load(Ordering::Relaxed)
+        self.inner.lock().first_conn
     }
 
+    /// A connection is established.
     pub(crate) fn con_up(&self) {
-        self.unconfirmed.fetch_add(1, Ordering::AcqRel);
-        self.connected_cnt.fetch_add(1, Ordering::AcqRel);
-        self.notify();
+        self.inner.update(|i| {
+            i.connected += 1;
+            i.unconfirmed += 1;
+        });
     }
 
     /// The server confirmed that its side of an established connection is
-    /// closed (`Con::close_state`).
+    /// closed.
     pub(crate) fn con_close_confirmed(&self) {
-        self.unconfirmed.fetch_sub(1, Ordering::AcqRel);
+        self.inner
+            .update(|i| i.unconfirmed = i.unconfirmed.saturating_sub(1));
     }
 
-    pub(crate) fn con_down(&self) {
-        self.connected_cnt.fetch_sub(1, Ordering::AcqRel);
-    }
-
-    /// No connection of the path is established (each has had its
-    /// disconnect, error or the peer's answer).
-    fn all_disconnected(&self) -> bool {
-        self.connected_cnt.load(Ordering::Acquire) <= 0
+    /// A connection failed (`flag_error_on_conn()`): counted no longer if it
+    /// was established; its opener is woken either way.
+    pub(crate) fn con_failed(&self, was_established: bool) {
+        self.inner.update(|i| {
+            if was_established {
+                i.connected = i.connected.saturating_sub(1);
+            }
+        });
     }
 
     fn srv(&self) -> SrvParams {
-        *self.srv.lock()
+        self.inner.lock().srv
     }
 
     pub(crate) fn queue_depth(&self) -> u32 {
@@ -388,8 +400,14 @@ impl Path {
         self.srv().flags & MSG_NEW_RKEY_F != 0
     }
 
+    /// Every how many sends one is signalled, once the server told its
+    /// queue depth.
+    pub(crate) fn signal_interval(&self) -> u32 {
+        self.srv().signal_interval
+    }
+
     pub(crate) fn pd(&self) -> Option<Arc<Pd>> {
-        self.dev.lock().as_ref().map(|d| d.pd.clone())
+        self.inner.lock().dev.as_ref().map(|d| d.pd.clone())
     }
 
     pub(crate) fn inflight_dec(&self) {
@@ -404,7 +422,7 @@ impl Path {
         PathSnapshot {
             connected: self.state() == CltState::Connected,
             inflight: self.inflight.load(Ordering::Relaxed),
-            latency_ns: self.latency_ns.load(Ordering::Relaxed),
+            latency_ns: self.hb.latency_ns(),
         }
     }
 
@@ -414,7 +432,7 @@ impl Path {
         let a = dev.attrs();
         let pd = Arc::new(Pd::new(dev, 0)?, GFP_KERNEL)?;
         let max_pages_per_mr = MAX_SEGMENTS.min(a.max_fast_reg_page_list_len.max(1));
-        let old = self.dev.lock().replace(DevInfo {
+        let old = self.inner.lock().dev.replace(DevInfo {
             pd,
             max_pages_per_mr,
         });
@@ -427,54 +445,69 @@ impl Path {
     /// server's parameters.
     pub(crate) fn learn(&self, id: &CmIdRef<Con>, rsp: &ConnRsp) -> Result {
         let qd = u32::from(rsp.queue_depth);
-        let mut srv = self.srv.lock();
-        if srv.queue_depth > 0 && qd != srv.queue_depth {
+        let src = id.src_addr();
+        let hca = id.device().map(|dev| {
+            let mut name = NameBuf::new();
+            name.set(dev.name().as_bytes());
+            (name, id.port_num())
+        });
+        let pages = {
+            let mut inner = self.inner.lock();
+            if inner.srv.queue_depth > 0 && qd != inner.srv.queue_depth {
+                inner.attempts = u32::MAX;
+                None
+            } else {
+                inner.srv = SrvParams {
+                    queue_depth: qd,
+                    max_hdr_size: rsp.max_hdr_size,
+                    chunk_size: rsp.chunk_size(),
+                    flags: rsp.flags,
+                    signal_interval: if qd == 0 {
+                        SERVICE_CON_QUEUE_DEPTH
+                    } else {
+                        qd.min(SERVICE_CON_QUEUE_DEPTH)
+                    },
+                };
+                if let Some(hca) = hca {
+                    inner.hca = hca;
+                }
+                inner.src = Some(src);
+                inner.first_conn = true;
+                Some(
+                    inner
+                        .dev
+                        .as_ref()
+                        .map_or(MAX_SEGMENTS, |d| d.max_pages_per_mr),
+                )
+            }
+        };
+        let Some(pages) = pages else {
             pr_err!("{}: Error: queue depth changed\n", self.name());
             pr_err!("{}: Disabling auto-reconnect. Trigger a manual reconnect after issue is resolved\n", self.name());
-            self.attempts.store(u32::MAX, Ordering::Relaxed);
             return Err(rb::errno::ECONNRESET());
-        }
-        *srv = SrvParams {
-            queue_depth: qd,
-            max_hdr_size: rsp.max_hdr_size,
-            chunk_size: rsp.chunk_size(),
-            flags: rsp.flags,
-            signal_interval: if qd == 0 {
-                SERVICE_CON_QUEUE_DEPTH
-            } else {
-                qd.min(SERVICE_CON_QUEUE_DEPTH)
-            },
         };
-        drop(srv);
-        let pages = self
-            .dev
-            .lock()
-            .as_ref()
-            .map_or(MAX_SEGMENTS, |d| d.max_pages_per_mr);
         self.core.learn(qd, rsp.max_io_size, pages);
-        if let Some(dev) = id.device() {
-            let mut hca = self.hca.lock();
-            hca.0.set(dev.name().as_bytes());
-            hca.1 = id.port_num();
-        }
-        *self.src.lock() = Some(id.src_addr());
-        self.for_new.store(true, Ordering::Relaxed);
         Ok(())
     }
 
-    /// `create_cm()`: opens connection `cid` and waits until it is
-    /// established or failed.
-    fn create_cm(self: &Arc<Self>, cid: u16) -> Result {
-        let con = Con::new(self.clone(), cid)?;
+    /// `create_cm()`: opens connection `cid` of the set `recon_cnt` and
+    /// waits until it is established or failed.
+    fn create_cm(self: &Arc<Self>, cid: u16, recon_cnt: u16) -> Result {
+        let interval = self.signal_interval();
+        let con = Con::new(
+            self.clone(),
+            cid,
+            SendQueue::new(0, interval),
+            ConExt::new(cid, recon_cnt),
+        )?;
         let id = KBox::new(CmId::new_for(con.clone(), &self.dst)?, GFP_KERNEL)?;
         id.set_reuseaddr(true)?;
-        let slot = self.cons.get(cid as usize).ok_or(EINVAL)?;
-        let src = *self.src.lock();
+        let src = self.inner.lock().src;
         // What the resolution sets off goes through the id's own handler,
         // which needs no slot; we wait for its outcome below.
         let ret = id.resolve_addr(src.as_ref(), &self.dst, CONNECT_TIMEOUT_MS);
-        // The slot was empty (`take_conns`): nothing to wait for.
-        drop(slot.replace(Some(id)));
+        // The slot was empty (`take_all`): nothing to wait for.
+        self.cons.replace(cid, id)?;
         if let Err(e) = ret {
             pr_err!(
                 "{}: Failed to resolve address, err: {}\n",
@@ -483,60 +516,47 @@ impl Path {
             );
             return Err(e);
         }
-        let done = self.wait(CONNECT_TIMEOUT_MS, |p| {
-            con.cm_err.load(Ordering::Acquire) != 0 || p.state() != CltState::Connecting
+        let done = self.wait(CONNECT_TIMEOUT_MS, |p, _| {
+            con.ext.cm.get() != CmOutcome::Pending || p.state() != CltState::Connecting
         });
         if !done {
             return Err(rb::errno::ETIMEDOUT());
         }
-        match con.cm_err.load(Ordering::Acquire) {
-            e if e < 0 => Err(Error::from_errno(e)),
+        match con.ext.cm.get() {
+            CmOutcome::Failed(e) => Err(Error::from_errno(e)),
             _ if self.state() != CltState::Connecting => Err(rb::errno::ECONNABORTED()),
             _ => Ok(()),
         }
     }
 
-    /// Runs `f` on connection `cid` if it is there, in an RCU read-side
-    /// section: `f` must not sleep.
-    pub(crate) fn with_con<R>(
-        &self,
-        cid: u16,
-        f: impl FnOnce(&CmIdRef<Con>) -> Result<R>,
-    ) -> Result<R> {
-        let slot = self.cons.get(cid as usize).ok_or(EINVAL)?;
-        let g = rcu::read_lock();
-        match slot.get(&g) {
-            Some(id) => f(id),
-            None => Err(rb::errno::ENOTCONN()),
-        }
-    }
-
     /// `init_conns()`: opens all connections, then the request slots.
-    fn init_conns(self: &Arc<Self>) -> Result {
+    fn init_conns(self: &Arc<Self>, set: &mut ConnSet) -> Result {
         // Each new set of connections has a new reconnect counter, so the
         // server tells it from a previous one it has not closed yet.
-        self.recon.fetch_add(1, Ordering::Relaxed);
-        self.info.store(0, Ordering::Release);
+        set.recon_cnt = set.recon_cnt.wrapping_add(1);
         // The previous connections are destroyed: no event of theirs comes.
-        self.unconfirmed.store(0, Ordering::Release);
+        self.inner.lock().unconfirmed = 0;
         let ret = (|| {
             for cid in 0..self.con_num {
-                self.create_cm(cid as u16)?;
+                self.create_cm(cid as u16, set.recon_cnt)?;
             }
-            let srv = self.srv();
-            let dev = self.dev.lock().clone().ok_or(ENODEV)?;
+            let (srv, dev) = {
+                let inner = self.inner.lock();
+                (inner.srv, inner.dev.clone())
+            };
+            let dev = dev.ok_or(ENODEV)?;
             let rs = ReqSet::new(&dev.pd, srv, dev.max_pages_per_mr)?;
             for cid in 0..self.con_num {
-                self.with_con(cid as u16, |id| {
-                    id.handler().set_reqs(rs.clone());
+                self.cons.with(cid as u16, |id| {
+                    id.handler().ext.set_reqs(rs.clone());
                     Ok(())
                 })?;
             }
-            *self.reqset.lock() = Some(rs);
+            set.reqset = Some(rs);
             Ok(())
         })();
         if ret.is_err() {
-            self.destroy_conns();
+            self.destroy_conns(set);
             // Never took the asynchronous way: keep reconnecting.
             self.change_state(CltState::ConnectingErr);
         }
@@ -547,12 +567,12 @@ impl Path {
     /// INFO_RSP and the receives for IO.
     fn send_path_info(self: &Arc<Self>) -> Result {
         let qd = self.queue_depth();
-        // The buffers first: allocating may sleep, and `with_con` is an RCU
+        // The buffers first: allocating may sleep, and `cons.with` is an RCU
         // read-side section.
-        let ret = Con::info_bufs(self, qd)
-            .and_then(|bufs| self.with_con(0, |id| Con::send_info(id, bufs)))
+        let ret = conn::info_bufs(self, qd)
+            .and_then(|bufs| self.cons.with(0, |id| conn::send_info(id, bufs)))
             .and_then(|()| {
-                self.wait(CONNECT_TIMEOUT_MS, |p| p.state() != CltState::Connecting);
+                self.wait(CONNECT_TIMEOUT_MS, |p, _| p.state() != CltState::Connecting);
                 match self.state() {
                     CltState::Connected => Ok(()),
                     CltState::ConnectingErr => Err(rb::errno::ECONNRESET()),
@@ -578,7 +598,7 @@ impl Path {
             pr_err!("{}: Path info response is malformed\n", self.name());
             kerr(e)
         })?;
-        let rs = conn.handler().reqs()?;
+        let rs = conn.handler().ext.reqs()?;
         let mut rbufs = KVec::from_elem(Rbuf::default(), srv.queue_depth as usize, GFP_ATOMIC)?;
         rsp.map_rbufs(srv.chunk_size, &mut rbufs).map_err(|e| {
             pr_err!("{}: Incorrect sg vector, not fully mapped\n", self.name());
@@ -594,7 +614,8 @@ impl Path {
             } else {
                 srv.queue_depth
             } * 2;
-            self.with_con(cid as u16, |id| Con::post_recv_io(id, q))
+            self.cons
+                .with(cid as u16, |id| conn::post_recv_io(id, q))
                 .inspect_err(|e| {
                     pr_err!("{}: post_recv_io(), err: {}\n", self.name(), e.to_errno())
                 })?;
@@ -602,8 +623,8 @@ impl Path {
         Ok(())
     }
 
+    /// The INFO handshake ended: the path is connected, or connecting failed.
     pub(crate) fn info_done(&self, ok: bool) {
-        self.info.store(if ok { 1 } else { -1 }, Ordering::Release);
         self.change_state(if ok {
             CltState::Connected
         } else {
@@ -613,20 +634,21 @@ impl Path {
 
     /// `init_path()`: connections, handshake, and the path is up.
     pub(crate) fn init(self: &Arc<Self>) -> Result {
-        let _g = self.init_lock.lock();
-        let ret = self.init_conns().and_then(|()| self.send_path_info());
+        let mut set = self.conns.lock();
+        let ret = self
+            .init_conns(&mut set)
+            .and_then(|()| self.send_path_info());
         match ret {
             Ok(()) => {
                 self.core.path_up();
                 self.stats.reconnect_ok.fetch_add(1, Ordering::Relaxed);
-                self.established.store(true, Ordering::Release);
-                self.attempts.store(0, Ordering::Relaxed);
-                self.hb.lock().stop();
-                DelayedWork::<Path, 0>::schedule(self, &self.core.wq, self.hb.lock().interval_ms());
+                set.established = true;
+                self.inner.lock().attempts = 0;
+                Hb::start(self);
                 Ok(())
             }
             Err(e) => {
-                let hca = self.hca.lock();
+                let hca = self.hca();
                 pr_err!(
                     "{}: init_path() failed: err={} [{}:{}]\n",
                     self.name(),
@@ -639,26 +661,19 @@ impl Path {
         }
     }
 
-    /// Takes every connection out of its slot, once no IO can be posting on
-    /// it any more (`synchronize_rcu()`: one grace period for them all).
-    fn take_conns(&self) -> KVec<KBox<CmId<Con>>> {
-        rcu::take_all(&self.cons)
-    }
-
     /// Destroys the connections of a failed `init_conns()`.
-    fn destroy_conns(&self) {
-        let ids = self.take_conns();
+    fn destroy_conns(&self, set: &mut ConnSet) {
+        let ids = self.cons.take_all();
         for id in ids.iter() {
-            id.handler().retire();
+            conn::retire(id.handler());
             let _ = id.disconnect();
             id.drain();
         }
         drop(ids);
-        // Taken out and dropped outside the spinlocks: deregistering MRs
+        // Taken out and dropped outside the spinlock: deregistering MRs
         // and freeing the PD may sleep.
-        let rs = self.reqset.lock().take();
-        drop(rs);
-        let dev = self.dev.lock().take();
+        drop(set.reqset.take());
+        let dev = self.inner.lock().dev.take();
         drop(dev);
     }
 
@@ -669,7 +684,7 @@ impl Path {
     /// `FAILOVER_POLL_MS` may last much longer on a loaded or slow machine.
     fn wait_close_confirmed(&self) {
         let start = now_ns();
-        while self.unconfirmed.load(Ordering::Acquire) > 0 {
+        while self.inner.lock().unconfirmed > 0 {
             let waited_ms = (now_ns() - start) / 1_000_000;
             if waited_ms >= i64::from(FAILOVER_WAIT_MS) {
                 pr_warn!(
@@ -684,15 +699,13 @@ impl Path {
     }
 
     /// `rtrs_clt_stop_and_destroy_conns()`: disconnect, fail the IO over,
-    /// tell the session, destroy.
+    /// tell the session, destroy. A running `init` finishes first.
     fn stop_and_destroy_conns(self: &Arc<Self>) {
-        // A concurrent `init` finishes first.
-        drop(self.init_lock.lock());
-        DelayedWork::<Path, 0>::cancel_sync(self);
-        self.hb.lock().stop();
+        let mut set = self.conns.lock();
+        Hb::stop(&**self);
         // Disconnect and flush: every request now completes with an error
         // or not at all, so the slots can be taken over.
-        let ids = self.take_conns();
+        let ids = self.cons.take_all();
         for id in ids.iter() {
             let _ = id.disconnect();
             id.drain();
@@ -703,16 +716,14 @@ impl Path {
         // flushed here) may land in the server's memory after the failed-
         // over request, or a later one, used the chunk, and overwrite it:
         // READ descriptors with this path's rkey (a remote access error on
-        // the other path), or another write's data (found by
-        // soak/rnbd_path_flap.sh: a NIC whose cable was pulled sent what it
-        // held when the cable came back). The server confirms the close
-        // only once its QP is in the error state, which takes no more
-        // writes; without that, it closes the path by itself once our
-        // heartbeats stop. Wait for the one or the other (C fails over at
-        // once).
+        // the other path), or another write's data (a NIC whose cable was
+        // pulled sends what it held when the cable comes back). The server
+        // confirms the close only once its QP is in the error state, which
+        // takes no more writes; without that, it closes the path by itself
+        // once our heartbeats stop. Wait for the one or the other (C fails
+        // over at once).
         self.wait_close_confirmed();
-        let rs = self.reqset.lock().take();
-        if let Some(rs) = rs {
+        if let Some(rs) = set.reqset.take() {
             let mut usr = KVec::new();
             for r in rs.reqs.iter() {
                 if let Some(parts) = r.take_for_failover(self, &mut usr) {
@@ -720,29 +731,31 @@ impl Path {
                 }
             }
         }
-        if self.established.swap(false, Ordering::AcqRel) {
+        if core::mem::replace(&mut set.established, false) {
             self.core.path_down();
         }
         // Graceful shutdown: the peer's disconnect events. If the peer is
         // gone, this waits the whole timeout, as in C; a signal ends the
         // wait sooner, so the log says how long it was.
         let start = now_ns();
-        if !self.wait(CONNECT_TIMEOUT_MS, Self::all_disconnected) {
+        if !self.wait(CONNECT_TIMEOUT_MS, |_, inner| inner.connected == 0) {
+            // Read before logging: the name is read under `inner` too.
+            let connected = self.inner.lock().connected;
             pr_warn!(
                 "{}: {} connections not disconnected after {} ms; destroying them\n",
                 self.name(),
-                self.connected_cnt.load(Ordering::Acquire),
+                connected,
                 (now_ns() - start) / 1_000_000
             );
         }
         for id in ids.iter() {
-            id.handler().retire();
+            conn::retire(id.handler());
         }
         // Each QP and CQ go before their id (`CmId`). The PD, the request
         // slots' MRs and buffers may go after the ids: they hold the device
         // registered (`DeviceRef`), so a device being removed waits for
         // them. Outside the spinlock: freeing the PD may sleep.
-        let dev = self.dev.lock().take();
+        let dev = self.inner.lock().dev.take();
         drop(dev);
         drop(ids);
     }
@@ -757,7 +770,7 @@ impl Path {
                 self.name(),
                 rtrs_common::CallSite::here()
             );
-            DelayedWork::<Path, 1>::schedule(self, &self.core.wq, 0);
+            DelayedWork::<Path, RECOVERY_WORK>::schedule(self, &self.core.wq, 0);
         } else {
             // Errors while connecting: the waiter cleans up.
             self.change_state_from_to(CltState::Connecting, CltState::ConnectingErr);
@@ -771,7 +784,7 @@ impl Path {
             let _ = self.core.wq.queue().enqueue(self.clone());
         }
         if wait {
-            while !self.wait(CONNECT_TIMEOUT_MS, |p| {
+            while !self.wait(CONNECT_TIMEOUT_MS, |p, _| {
                 matches!(p.state(), CltState::Closed | CltState::Dead)
             }) {}
         }
@@ -783,14 +796,14 @@ impl Path {
     pub(crate) fn reconnect_now(self: &Arc<Self>) -> Result {
         let (changed, old) = self.change_state(CltState::Reconnecting);
         if changed {
-            self.attempts.store(0, Ordering::Relaxed);
+            self.inner.lock().attempts = 0;
             self.stop_and_destroy_conns();
-            DelayedWork::<Path, 2>::schedule(self, &self.core.wq, 0);
+            DelayedWork::<Path, RECONNECT_WORK>::schedule(self, &self.core.wq, 0);
         }
         if !changed && old != CltState::Reconnecting {
             return Err(EBUSY);
         }
-        DelayedWork::<Path, 2>::flush(self);
+        DelayedWork::<Path, RECONNECT_WORK>::flush(self);
         if self.state() == CltState::Connected {
             Ok(())
         } else {
@@ -814,17 +827,17 @@ impl Path {
     /// The HCA and port of the last connection (sysfs `hca_name`,
     /// `hca_port`).
     pub(crate) fn hca(&self) -> (NameBuf, u32) {
-        *self.hca.lock()
+        self.inner.lock().hca
     }
 
     /// Source (resolved once connected) and destination address.
     pub(crate) fn addrs(&self) -> (Option<SockAddr>, SockAddr) {
-        (*self.src.lock(), self.dst)
+        (self.inner.lock().src, self.dst)
     }
 
     /// The last heartbeat round trip (sysfs `cur_latency`).
     pub(crate) fn cur_latency_ns(&self) -> i64 {
-        self.latency_ns.load(Ordering::Relaxed)
+        self.hb.latency_ns()
     }
 
     /// IO in flight on the path.
@@ -834,7 +847,7 @@ impl Path {
 
     /// A response to request `msg_id` (`process_io_rsp()`).
     pub(crate) fn io_rsp(&self, conn: &CmIdRef<Con>, msg_id: u32, errno: i32, w_inval: bool) {
-        let Ok(rs) = conn.handler().reqs() else {
+        let Ok(rs) = conn.handler().ext.reqs() else {
             return;
         };
         let Some(req) = rs.reqs.get(msg_id as usize) else {
@@ -849,44 +862,11 @@ impl Path {
         req.complete(conn, errno, true, w_inval);
     }
 
-    pub(crate) fn hb_received(&self) {
-        self.hb_seen.store(true, Ordering::Relaxed);
-    }
-
-    pub(crate) fn hb_acked(&self) {
-        let mut hb = self.hb.lock();
-        self.latency_ns.store(hb.ack(now_ns()), Ordering::Relaxed);
-        hb.received();
-    }
-
-    /// Posts a heartbeat or its ack (an empty `RDMA_WRITE_WITH_IMM`).
-    pub(crate) fn send_hb(self: &Arc<Self>, conn: &CmIdRef<Con>, imm: Imm) {
-        let flags = Self::signal(conn.handler(), self.srv().signal_interval);
-        let op = SendOp::RdmaWriteWithImm {
-            remote_addr: 0,
-            rkey: 0,
-            imm: imm.encode(),
-        };
-        if let Err(e) = conn.post_send(|h: &Con| Ok([SendWr::new(&h.io_cqe, op, &[], flags)])) {
-            pr_err!("{}: send HB failed, errno: {}\n", self.name(), e.to_errno());
-            self.error_recovery();
-        }
-    }
-
-    /// Every `interval`-th send of a connection is signaled.
-    fn signal(con: &Con, interval: u32) -> SendFlags {
-        let n = con.wr_cnt.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
-        if rem(n, interval) == 0 {
-            SendFlags::SIGNALED
-        } else {
-            SendFlags::empty()
-        }
-    }
-
-    /// Polls poll queue (connection) `cid`.
+    /// Polls poll queue (connection) `cid` (`ib_process_cq_direct()`, which
+    /// may run on several CPUs at once for one CQ, as in C).
     pub(crate) fn poll(&self, cid: u32) -> i32 {
-        let _g = self.poll_lock.lock();
-        self.with_con(cid as u16, |id| id.poll_cq(-1))
+        self.cons
+            .with(cid as u16, |id| id.poll_cq(-1))
             .map_or(0, |n| n as i32)
     }
 
@@ -902,8 +882,8 @@ impl Path {
             ConType::Io => rem(parts.cpu, self.irq_con_num - 1) + 1,
             ConType::Admin => 0,
         };
-        self.with_con(cid as u16, |id| {
-            let rs = id.handler().reqs()?;
+        self.cons.with(cid as u16, |id| {
+            let rs = id.handler().ext.reqs()?;
             let req = rs.reqs.get(parts.idx as usize).ok_or(EINVAL)?;
             self.check_size(rs, parts)?;
             let (size, iu_addr, reg) = Self::claim(rs, req, parts, fill)?;
@@ -1075,7 +1055,7 @@ impl Path {
         }
         .encode();
         let rbuf = rs.rbufs.get(parts.idx as usize).ok_or(EINVAL)?.get();
-        let flags = Self::signal(id.handler(), rs.srv.signal_interval);
+        let flags = id.handler().sq.next_flags();
         let i = parts.idx as usize;
         let iu_sge = Sge::new(iu_addr, size as u32, lkey);
         // A READ's message goes behind the room for its data in the chunk,
@@ -1101,7 +1081,7 @@ impl Path {
         };
         let registered = reg.is_some();
         let ret = id.post_chain::<2, _>(|h: &Con, chain| {
-            let r = h.reqs()?.reqs.get(i).ok_or(EINVAL)?;
+            let r = h.ext.reqs()?.reqs.get(i).ok_or(EINVAL)?;
             if registered {
                 let reg_mr = SendOp::RegMr { mr: &r.mr, access };
                 chain.push(SendWr::new(&h.reg_cqe, reg_mr, &[], SendFlags::empty()))?;
@@ -1120,67 +1100,63 @@ impl Path {
     }
 }
 
-impl DelayedWorkItem<0> for Path {
-    /// `hb_work()`.
-    fn run(this: Arc<Self>) {
-        if this.state() != CltState::Connected {
-            return;
-        }
-        let action = {
-            let mut hb = this.hb.lock();
-            if this.hb_seen.swap(false, Ordering::Relaxed) {
-                hb.received();
-            }
-            hb.tick(now_ns())
-        };
-        match action {
-            HbAction::Fail => {
-                pr_err!("{}: HB missed max reached.\n", this.name());
-                this.error_recovery();
-                return;
-            }
-            HbAction::Send => {
-                let _ = this.with_con(0, |id| {
-                    this.send_hb(id, Imm::HbMsg);
-                    Ok(())
-                });
-            }
-            HbAction::Skip => {}
-        }
-        let ms = this.hb.lock().interval_ms();
-        DelayedWork::<Path, 0>::schedule(&this, &this.core.wq, ms);
+impl HbPath for Path {
+    fn hb_queue(&self) -> &OwnedQueue {
+        &self.core.wq
+    }
+
+    fn hb_connected(&self) -> bool {
+        self.state() == CltState::Connected
+    }
+
+    fn cons(&self) -> &ConSlots<Path> {
+        &self.cons
     }
 }
 
-impl DelayedWorkItem<1> for Path {
+impl DelayedWorkItem<HB_WORK> for Path {
+    /// `hb_work()`.
+    fn run(this: Arc<Self>) {
+        Hb::run(this);
+    }
+}
+
+impl DelayedWorkItem<RECOVERY_WORK> for Path {
     /// `rtrs_clt_err_recovery_work()`.
     fn run(this: Arc<Self>) {
         this.stop_and_destroy_conns();
         let delay = this.core.reconnect_delay_ms + rb::random::below(RECONNECT_SEED);
-        DelayedWork::<Path, 2>::schedule(&this, &this.core.wq, delay);
+        DelayedWork::<Path, RECONNECT_WORK>::schedule(&this, &this.core.wq, delay);
     }
 }
 
-impl DelayedWorkItem<2> for Path {
+impl DelayedWorkItem<RECONNECT_WORK> for Path {
     /// `rtrs_clt_reconnect_work()`.
     fn run(this: Arc<Self>) {
         if this.state() != CltState::Reconnecting {
             return;
         }
         let max = this.core.max_reconnect_attempts.load(Ordering::Relaxed);
-        if this.attempts.load(Ordering::Relaxed) >= max {
+        let out = {
+            let mut inner = this.inner.lock();
+            let out = inner.attempts >= max;
+            if !out {
+                inner.attempts += 1;
+            }
+            out
+        };
+        if out {
             // Out of attempts: close the path for good.
             this.close_conns(false);
             return;
         }
-        this.attempts.fetch_add(1, Ordering::Relaxed);
         rb::random::msleep(RECONNECT_BACKOFF_MS);
         if this.change_state(CltState::Connecting).0
             && this.init().is_err()
             && this.change_state(CltState::Reconnecting).0
         {
             this.stats.reconnect_fail.fetch_add(1, Ordering::Relaxed);
-            DelayedWork::<Path, 1>::schedule(&this, &this.core.wq, 0);
+            DelayedWork::<Path, RECOVERY_WORK>::schedule(&this, &this.core.wq, 0);
         }
     }
 }
@@ -1190,8 +1166,8 @@ impl WorkItem for Path {
 
     /// `rtrs_clt_close_work()`.
     fn run(this: Arc<Path>) {
-        DelayedWork::<Path, 1>::cancel_sync(&*this);
-        DelayedWork::<Path, 2>::cancel_sync(&*this);
+        DelayedWork::<Path, RECOVERY_WORK>::cancel_sync(&*this);
+        DelayedWork::<Path, RECONNECT_WORK>::cancel_sync(&*this);
         this.stop_and_destroy_conns();
         this.change_state(CltState::Closed);
     }

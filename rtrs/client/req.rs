@@ -12,11 +12,11 @@ use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 use rb::kvec::VecExt;
-use rb::ratelimit::pr_err_ratelimited;
 use rb::sync::{new_spinlock_irq, SpinLockIrq};
 use rb_rdma::cq::impl_has_cqe;
 use rb_rdma::{BorrowedSg, MappedSg};
 use rb_rdma::{CmIdRef, Cqe, CqeHandler, DmaBuf, DmaDirection, Mr, Pd, Wc};
+use rtrs_common::con::{check_wc, Rx, WcError};
 use rtrs_proto::msg::Rbuf;
 
 /// What a request slot knows about its IO.
@@ -164,7 +164,7 @@ impl Req {
             let rkey = self.mr.rkey();
             let i = self.idx as usize;
             let posted = conn.post_send(|h: &Con| {
-                let r = h.reqs()?.reqs.get(i).ok_or(EINVAL)?;
+                let r = h.ext.reqs()?.reqs.get(i).ok_or(EINVAL)?;
                 Ok([rb_rdma::SendWr::new(
                     &r.inv_cqe,
                     rb_rdma::SendOp::LocalInv(rkey),
@@ -264,7 +264,7 @@ impl CqeHandler<0> for Req {
 
     /// An RDMA write of the request completed (only errors matter).
     fn done(&self, conn: &CmIdRef<Con>, wc: &Wc<'_>) {
-        conn.handler().rdma_done(conn, wc, None);
+        conn.handler().io_done(conn, wc, Rx::Empty);
     }
 }
 
@@ -273,18 +273,14 @@ impl CqeHandler<1> for Req {
 
     /// `rtrs_clt_inv_rkey_done()`.
     fn done(&self, conn: &CmIdRef<Con>, wc: &Wc<'_>) {
+        const INV_FAILED: WcError = WcError {
+            site: kernel::c_str!("rtrs_clt_inv_rkey_done"),
+            what: "Failed IB_WR_LOCAL_INV",
+        };
         let path = &conn.handler().path;
-        // Flushed too: the MR may still be valid, so the path must go
-        // through recovery before the slot registers it again.
-        if !wc.is_ok() {
-            pr_err_ratelimited!(
-                "rtrs_clt_inv_rkey_done",
-                "{}: Failed IB_WR_LOCAL_INV: {}\n",
-                path.name(),
-                wc.status_msg()
-            );
-            path.error_recovery();
-        }
+        // Flushed too: the MR may still be valid, so the path goes through
+        // recovery before the slot registers it again. The IO ends anyway.
+        check_wc(path, wc, &INV_FAILED);
         let mut st = self.st.lock();
         let Some((errno, notify)) = st.pending.take() else {
             return;

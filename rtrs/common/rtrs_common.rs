@@ -9,7 +9,10 @@
 
 use rb::__LOG_PREFIX;
 
+pub mod con;
+pub mod hb;
 pub mod name;
+pub mod slots;
 pub mod sockaddr;
 
 /// A protocol error as a kernel error (same errno).
@@ -34,19 +37,6 @@ pub fn div_ceil(a: u32, b: u32) -> u32 {
         0 => 0,
         _ => div(a, b) + (rem(a, b) != 0) as u32,
     }
-}
-
-/// `qp_event_handler()` of rtrs.c: every QP async event of a path's
-/// connection is logged, `COMM_EST` as seen, the rest as unhandled.
-pub fn log_qp_event(path: &impl core::fmt::Display, ev: &rb_rdma::QpEvent) {
-    let what = if ev.is_comm_est() { "" } else { "Unhandled " };
-    kernel::pr_info!(
-        "{}: {}QP event {} ({}) received\n",
-        path,
-        what,
-        ev.name(),
-        ev.code()
-    );
 }
 
 /// Where a `#[track_caller]` function was called from, as `file.rs:line`

@@ -5,40 +5,38 @@
 //! the IO slots handed to the upper layer, its heartbeat and its close.
 
 use super::abi::OpSlots;
-use super::conn::Con;
+use super::conn::{Con, ConExt};
 use super::sess::Session;
 use super::sysfs::PathFiles;
-use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use kernel::prelude::*;
-use kernel::sync::{Arc, CondVar, CondVarTimeoutResult, Mutex};
-use kernel::time::Ktime;
+use kernel::sync::{Arc, Mutex};
 use kernel::workqueue::{impl_has_work, Work, WorkItem};
-use kernel::{new_condvar, new_mutex, new_work};
+use kernel::{new_mutex, new_work};
 use rb::kvec::VecExt;
 use rb::net::SockAddr;
-use rb::ratelimit::pr_err_ratelimited;
-use rb::rcu::{self, RcuBox};
-use rb::sync::{new_spinlock_irq, SpinLockIrq};
-use rb::workqueue::{impl_has_delayed_work, DelayedWork, DelayedWorkItem};
+use rb::sync::{new_spinlock_irq, new_waitable, SpinLockIrq, SpinLockIrqBackend, Waitable};
+use rb::workqueue::{impl_has_delayed_work, DelayedWork, DelayedWorkItem, OwnedQueue};
 use rb_rdma::blocks::BlocksMap;
-use rb_rdma::cm::QpAttr;
 use rb_rdma::cq::impl_has_cqe;
 use rb_rdma::mr::DmaMappedSg;
 use rb_rdma::{
-    Access, CmId, CmIdRef, ConnectRequest, Cqe, CqeHandler, DmaBuf, DmaDirection, Mr, Pd,
-    PollContext, RecvWr, SendFlags, SendOp, SendWr, Sge, Wc,
+    Access, CmIdRef, ConnectRequest, Cqe, CqeHandler, DmaBuf, DmaDirection, Mr, Pd, PollContext,
+    SendFlags, SendOp, SendWr, Sge, Wc,
 };
 use rb_rtrs::addr_to_str;
+use rtrs_common::con::{check_wc, QpSizes, SendQueue, WcError};
+use rtrs_common::hb::{Hb, HbPath, HB_WORK};
 pub(crate) use rtrs_common::name::NameBuf;
+use rtrs_common::slots::ConSlots;
 use rtrs_common::sockaddr::same_addr;
 use rtrs_common::{div, div_ceil, rem};
-use rtrs_proto::hb::{HbAction, Heartbeat};
 use rtrs_proto::imm::{ChunkLayout, Imm};
 use rtrs_proto::msg::{
-    ConnReq, InfoRsp, IoReq, IoReqFault, RdmaMsg, RkeyRsp, SgDesc, SgList, Uuid, MAX_PATHS_NUM,
-    MSG_NEED_INVAL_F, NAME_MAX, SERVICE_CON_QUEUE_DEPTH,
+    ConnReq, InfoReq, InfoRsp, IoReq, IoReqFault, RdmaMsg, RkeyRsp, SgDesc, SgList, Uuid,
+    MAX_PATHS_NUM, MSG_NEED_INVAL_F, NAME_MAX, SERVICE_CON_QUEUE_DEPTH,
 };
-use rtrs_proto::state::SrvState;
+use rtrs_proto::state::{Changed, SrvState, StateCell};
 
 /// What the server remembers about an IO between the request and the
 /// upper layer's answer. Written before `OpSlots::start` publishes the IO,
@@ -93,21 +91,39 @@ impl CqeHandler<0> for SrvMr {
     /// The LOCAL_INV of a chunk that a request arrived in completed: now the
     /// server may look at it (`rtrs_srv_inv_rkey_done()`).
     fn done(&self, conn: &CmIdRef<Con>, wc: &Wc<'_>) {
+        const INV_FAILED: WcError = WcError {
+            site: kernel::c_str!("rtrs_srv_inv_rkey_done"),
+            what: "Failed IB_WR_LOCAL_INV",
+        };
         let path = &conn.handler().path;
-        if !wc.is_ok() {
-            pr_err_ratelimited!(
-                "rtrs_srv_inv_rkey_done",
-                "{}: Failed IB_WR_LOCAL_INV: {}\n",
-                path.name(),
-                wc.status_msg()
-            );
-            path.close();
-            return;
+        if !check_wc(path, wc, &INV_FAILED) {
+            path.process_io_req(conn, self.first, self.pending_off.load(Ordering::Acquire));
         }
-        path.process_io_req(conn, self.first, self.pending_off.load(Ordering::Acquire));
     }
 }
 
+/// What a server path changes after it was made (cold: per connection,
+/// per INFO_REQ, per close).
+struct PathInner {
+    /// `src@dst`, until the client tells its pathname (INFO_REQ).
+    name: NameBuf,
+    /// The completion vector of the last connection's CQ.
+    cq_vector: u32,
+    /// The path is counted in its session's `paths_up`.
+    established: bool,
+}
+
+/// A path of a client session on the server.
+///
+/// # Locking
+///
+/// - `inner` (irq-safe: the upper layer answers IO from any context) holds
+///   what changes after the path was made; its wait queue is where the
+///   close waits for the upper layer to answer every IO. A leaf: the
+///   path's name is read under it, so nothing logs while holding it.
+/// - `files` (a mutex: sysfs sleeps) is taken alone.
+/// - The IO path reads `state`, `cons` (under RCU), `ops`, `op_state` and
+///   the MRs without a lock; `stats` and `hb`'s `seen` are atomics.
 #[pin_data]
 pub(crate) struct Path {
     pub(crate) sess: Arc<Session>,
@@ -117,16 +133,9 @@ pub(crate) struct Path {
     pub(crate) recon_cnt: u16,
     pub(crate) src_addr: SockAddr,
     pub(crate) dst_addr: SockAddr,
-    #[pin]
-    state: SpinLockIrq<SrvState>,
-    /// `state`, read without its lock on the IO path.
-    state_fast: AtomicU8,
-    #[pin]
-    name: SpinLockIrq<NameBuf>,
-    /// The connections, by cid; a slot is empty before its connection
-    /// arrives and after the close took it. The IO path reaches them under
-    /// RCU: no lock, and interrupts stay on while it posts.
-    pub(crate) cons: KVec<RcuBox<CmId<Con>>>,
+    state: StateCell<SrvState>,
+    /// The connections, by cid.
+    pub(crate) cons: ConSlots<Path>,
     pub(crate) pd: Arc<Pd>,
     pub(crate) mrs: KVec<SrvMr>,
     chunks_per_mr: u32,
@@ -135,35 +144,23 @@ pub(crate) struct Path {
     op_state: KVec<OpState>,
     /// Send completions are requested every `signal_interval` sends.
     pub(crate) signal_interval: u32,
-    cq_vector: AtomicU32,
-    established: AtomicBool,
     #[pin]
-    hb: SpinLockIrq<Heartbeat>,
-    /// Something arrived since the heartbeat's last tick (see the client's
-    /// `Path::hb_seen`).
-    hb_seen: AtomicBool,
+    pub(crate) hb: Hb,
     #[pin]
-    hb_work: DelayedWork<Path>,
+    inner: Waitable<PathInner, SpinLockIrqBackend>,
+    #[pin]
+    hb_work: DelayedWork<Path, HB_WORK>,
     #[pin]
     close_work: Work<Path>,
-    /// Woken when an IO of a closing path is answered.
-    #[pin]
-    idle: CondVar,
-    #[pin]
-    idle_lock: SpinLockIrq<()>,
     /// RDMA stats (`stats/rdma`): reads and writes, count and bytes.
     pub(crate) stats: [[AtomicU64; 2]; 2],
     /// The path's sysfs directory, while it has one.
     #[pin]
     pub(crate) files: Mutex<Option<PathFiles>>,
 }
-impl_has_delayed_work!(impl HasDelayedWork<0> for Path { self.hb_work });
+impl_has_delayed_work!(impl HasDelayedWork<HB_WORK> for Path { self.hb_work });
 impl_has_work! {
     impl HasWork<Path> for Path { self.close_work }
-}
-
-fn now_ns() -> i64 {
-    Ktime::ktime_get().to_ns()
 }
 
 impl Path {
@@ -232,10 +229,6 @@ impl Path {
             )?;
         }
 
-        let mut cons = KVec::with_capacity(msg.cid_num as usize, GFP_KERNEL)?;
-        for _ in 0..msg.cid_num {
-            cons.push(RcuBox::empty(), GFP_KERNEL)?;
-        }
         let mut op_state = KVec::with_capacity(qd as usize, GFP_KERNEL)?;
         for _ in 0..qd {
             op_state.push(OpState::default(), GFP_KERNEL)?;
@@ -255,10 +248,8 @@ impl Path {
                 recon_cnt: msg.recon_cnt,
                 src_addr,
                 dst_addr,
-                state <- new_spinlock_irq!(SrvState::Connecting, "rtrs_srv_path_state"),
-                state_fast: AtomicU8::new(SrvState::Connecting.as_u8()),
-                name <- new_spinlock_irq!(name, "rtrs_srv_path_name"),
-                cons,
+                state: StateCell::new(SrvState::Connecting),
+                cons: ConSlots::new(u32::from(msg.cid_num))?,
                 pd,
                 mrs,
                 chunks_per_mr,
@@ -266,14 +257,17 @@ impl Path {
                 ops: OpSlots::new(qd)?,
                 op_state,
                 signal_interval: qd.min(SERVICE_CON_QUEUE_DEPTH).max(1),
-                cq_vector: AtomicU32::new(u32::MAX),
-                established: AtomicBool::new(false),
-                hb <- new_spinlock_irq!(Heartbeat::default(), "rtrs_srv_hb"),
-                hb_seen: AtomicBool::new(false),
+                hb <- Hb::new(),
+                inner <- new_waitable!(
+                    PathInner {
+                        name,
+                        cq_vector: u32::MAX,
+                        established: false,
+                    },
+                    "rtrs_srv_path"
+                ),
                 hb_work <- DelayedWork::new(),
                 close_work <- new_work!("rtrs_srv_close"),
-                idle <- new_condvar!("rtrs_srv_idle"),
-                idle_lock <- new_spinlock_irq!((), "rtrs_srv_idle"),
                 stats: Default::default(),
                 files <- new_mutex!(None, "rtrs_srv_path_files"),
             }? Error),
@@ -282,25 +276,16 @@ impl Path {
     }
 
     pub(crate) fn state(&self) -> SrvState {
-        SrvState::from_u8(self.state_fast.load(Ordering::Acquire)).unwrap_or(SrvState::Closed)
+        self.state.get()
     }
 
+    /// `rtrs_srv_change_state()`.
     fn change_state(&self, new: SrvState) -> bool {
-        self.change_state_from(new).0
-    }
-
-    /// Moves to `new` if the state machine allows it; returns whether it
-    /// did, and the state before.
-    fn change_state_from(&self, new: SrvState) -> (bool, SrvState) {
-        let mut st = self.state.lock();
-        let old = *st;
-        let changed = st.change(new);
-        self.state_fast.store(st.as_u8(), Ordering::Release);
-        (changed, old)
+        self.state.change(new).changed
     }
 
     pub(crate) fn name(&self) -> NameBuf {
-        *self.name.lock()
+        self.inner.lock().name
     }
 
     pub(crate) fn params(&self) -> super::params::Params {
@@ -328,22 +313,19 @@ impl Path {
             );
             return Err(rb::errno::ECONNRESET());
         }
-        let exists = {
-            let g = rcu::read_lock();
-            self.cons[msg.cid as usize].get(&g).is_some()
-        };
-        if exists {
+        if self.cons.has(msg.cid) {
             pr_err!("{}: Connection already exists: {}\n", self.name(), msg.cid);
             return Err(rb::errno::ECONNRESET());
         }
         Ok(())
     }
 
+    /// The completion vectors of the path's connections, round robin.
     fn next_cq_vector(&self) -> u32 {
         let n = self.pd.device().num_comp_vectors();
-        let v = rem(self.cq_vector.load(Ordering::Relaxed).wrapping_add(1), n);
-        self.cq_vector.store(v, Ordering::Relaxed);
-        v
+        let mut inner = self.inner.lock();
+        inner.cq_vector = rem(inner.cq_vector.wrapping_add(1), n);
+        inner.cq_vector
     }
 
     /// `create_con()` and `rtrs_rdma_do_accept()`: adopts the request as
@@ -361,20 +343,20 @@ impl Path {
             let per = if p.always_invalidate { 1 + 4 } else { 1 + 2 };
             (wr_limit.min(qd * per + 1), qd + 1)
         };
-        let con = Con::new(this.clone(), cid, max_send_wr, req.device())?;
+        let sq = SendQueue::new(max_send_wr, this.signal_interval);
+        let con = Con::new(this.clone(), cid, sq, ConExt::new(qd))?;
         let id = req.adopt(con)?;
-        let attr = QpAttr {
-            max_send_wr,
-            max_recv_wr,
-            max_send_sge: 1,
-            max_recv_sge: 1,
-            nr_cqe: max_send_wr + max_recv_wr,
+        let sizes = QpSizes {
+            send_wr: max_send_wr,
+            recv_wr: max_recv_wr,
+            send_sge: 1,
             comp_vector: this.next_cq_vector(),
             poll: PollContext::Workqueue,
         };
-        let setup = id.create_qp(&this.pd, &attr).and_then(|()| {
+        let setup = Con::create_cq_qp(&id, &this.pd, sizes).and_then(|_| {
             if cid == 0 {
-                Con::post_info_req_recv(&id)?;
+                let rx = DmaBuf::new(this.pd.device(), InfoReq::SIZE, DmaDirection::FromDevice)?;
+                Con::post_info_rx(&id, rx, this.pd.local_dma_lkey())?;
             }
             Ok(())
         });
@@ -395,14 +377,14 @@ impl Path {
             this.close();
         }
         let id = KBox::new(id, GFP_KERNEL)?;
-        this.cons[cid as usize].try_set(id).map_err(|_| EEXIST)
+        this.cons.set(cid, id).map_err(|_| EEXIST)
     }
 
     /// `close_path()`: closes the path in the background, once. Closing a
     /// connected path is logged with the caller, the reason being there.
     #[track_caller]
     pub(crate) fn close(self: &Arc<Self>) {
-        let (changed, old) = self.change_state_from(SrvState::Closing);
+        let Changed { changed, old } = self.state.change(SrvState::Closing);
         if changed && old == SrvState::Connected {
             pr_info!(
                 "{}: closing the path ({})\n",
@@ -413,42 +395,6 @@ impl Path {
         if changed {
             let _ = self.sess.ctx.wq.queue().enqueue(self.clone());
         }
-    }
-
-    /// Runs `f` on connection `cid` if it is there, in an RCU read-side
-    /// section: `f` must not sleep.
-    pub(crate) fn with_con<R>(
-        &self,
-        cid: u16,
-        f: impl FnOnce(&CmIdRef<Con>) -> Result<R>,
-    ) -> Result<R> {
-        let slot = self.cons.get(cid as usize).ok_or(EINVAL)?;
-        let g = rcu::read_lock();
-        match slot.get(&g) {
-            Some(id) => f(id),
-            None => Err(rb::errno::ENOTCONN()),
-        }
-    }
-
-    fn send_flags(&self, con: &Con) -> SendFlags {
-        if rem(con.next_wr(), self.signal_interval) == 0 {
-            SendFlags::SIGNALED
-        } else {
-            SendFlags::empty()
-        }
-    }
-
-    /// Posts `RDMA_WRITE_WITH_IMM` without data (heartbeats and their acks).
-    pub(crate) fn post_imm_empty(&self, conn: &CmIdRef<Con>, imm: Imm) -> Result {
-        let h = conn.handler();
-        h.sq_take_if_positive();
-        let flags = self.send_flags(h);
-        let op = SendOp::RdmaWriteWithImm {
-            remote_addr: 0,
-            rkey: 0,
-            imm: imm.encode(),
-        };
-        conn.post_send(|h: &Con| Ok([SendWr::new(&h.io_cqe, op, &[], flags)]))
     }
 
     /// `process_io_req()`: a request arrived in chunk `id` at `off`.
@@ -585,8 +531,7 @@ impl Path {
     fn finish(&self, id: u32) {
         self.ops.finish(id);
         if self.state() != SrvState::Connected {
-            let _g = self.idle_lock.lock();
-            self.idle.notify_all();
+            self.inner.notify_all_locked();
         }
     }
 
@@ -610,11 +555,11 @@ impl Path {
             this.mrs[id as usize].mr.inc_key();
         }
         let cid = st.cid.load(Ordering::Relaxed) as u16;
-        let ret = this.with_con(cid, |conn| {
+        let ret = this.cons.with(cid, |conn| {
             let h = conn.handler();
-            if !h.sq_take() {
+            if !h.sq.take() {
                 pr_err!("{}: IB send queue full: cid={}\n", this.name(), cid);
-                h.wait_push(id);
+                h.ext.wait_push(id);
                 return Ok(false);
             }
             let read = st.read.load(Ordering::Relaxed);
@@ -711,7 +656,7 @@ impl Path {
             None
         };
         let data_sge = data.map(|(_, sge)| [sge]);
-        let flags = self.send_flags(conn.handler());
+        let flags = conn.handler().sq.next_flags();
         let imm = Imm::io_rsp(id, errno, inval.is_some()).encode();
         let i = id as usize;
         let none = SendFlags::empty();
@@ -758,7 +703,7 @@ impl Path {
 
     /// Answers requests that waited for room in the send queue.
     pub(crate) fn process_wait_list(self: &Arc<Self>, con: &Con) {
-        while let Some(id) = con.wait_pop() {
+        while let Some(id) = con.ext.wait_pop() {
             let status = self.op_state[id as usize].status.load(Ordering::Relaxed);
             if !Self::resp_rdma(self, id, status) {
                 break;
@@ -774,13 +719,14 @@ impl Path {
             } else {
                 self.sess.queue_depth
             };
-            self.with_con(cid, |conn| {
-                for _ in 0..n {
-                    conn.post_recv(|h: &Con| Ok([RecvWr::new(&h.io_cqe, &[])]))?;
-                }
-                Ok(())
-            })
-            .inspect_err(|_| pr_err!("{}: Conn not set for {}\n", self.name(), cid))?;
+            self.cons
+                .with(cid, |conn| {
+                    for _ in 0..n {
+                        Con::post_recv_empty::<1>(conn)?;
+                    }
+                    Ok(())
+                })
+                .inspect_err(|_| pr_err!("{}: Conn not set for {}\n", self.name(), cid))?;
         }
         Ok(())
     }
@@ -804,7 +750,7 @@ impl Path {
             pr_err!("{}: pathname is duplicated\n", self.name());
             return Err(EPERM);
         }
-        self.name.lock().set(pathname);
+        self.inner.lock().name.set(pathname);
         PathFiles::add(self)?;
 
         // The chunks' registrations, then the response with their keys.
@@ -830,18 +776,13 @@ impl Path {
         .map_err(rtrs_common::kerr)?;
         let mut iu = DmaBuf::new(self.pd.device(), size, DmaDirection::ToDevice)?;
         iu.write(0, &buf)?;
-        let sge = [Sge::new(
-            iu.dma_addr(0)?,
-            size as u32,
-            self.pd.local_dma_lkey(),
-        )];
         let access = Access::LOCAL_WRITE.union(Access::REMOTE_WRITE);
         for i in 0..mrs_num {
             conn.post_send(|h: &Con| {
                 Ok([SendWr::new(
                     &h.reg_cqe,
                     SendOp::RegMr {
-                        mr: &h.path.mrs[i].mr,
+                        mr: &h.path.mrs.get(i).ok_or(EINVAL)?.mr,
                         access,
                     },
                     &[],
@@ -852,57 +793,33 @@ impl Path {
         if !self.change_state(SrvState::Connected) {
             return Err(EIO);
         }
-        DelayedWork::schedule(self, &self.sess.ctx.wq, Heartbeat::default().interval_ms());
+        Hb::start(self);
         // We rely on the client, which sends INFO_REQ once all connections
         // are up: the first path of a session tells the upper layer.
         self.sess.path_up()?;
-        self.established.store(true, Ordering::Release);
-        conn.handler().set_info_rsp(iu);
-        conn.post_send(|h: &Con| {
-            Ok([SendWr::new(
-                &h.info_rsp_cqe,
-                SendOp::Send,
-                &sge,
-                SendFlags::SIGNALED,
-            )])
-        })
-    }
-
-    /// A heartbeat or any immediate data arrived.
-    pub(crate) fn hb_received(&self) {
-        self.hb_seen.store(true, Ordering::Relaxed);
+        self.inner.lock().established = true;
+        Con::post_info_tx(conn, iu, size, self.pd.local_dma_lkey())
     }
 }
 
-impl DelayedWorkItem<0> for Path {
-    /// `hb_work()`: send a heartbeat, or give up on a silent path.
+impl HbPath for Path {
+    fn hb_queue(&self) -> &OwnedQueue {
+        &self.sess.ctx.wq
+    }
+
+    fn hb_connected(&self) -> bool {
+        self.state() == SrvState::Connected
+    }
+
+    fn cons(&self) -> &ConSlots<Path> {
+        &self.cons
+    }
+}
+
+impl DelayedWorkItem<HB_WORK> for Path {
+    /// `hb_work()`.
     fn run(this: Arc<Self>) {
-        if this.state() != SrvState::Connected {
-            return;
-        }
-        let action = {
-            let mut hb = this.hb.lock();
-            if this.hb_seen.swap(false, Ordering::Relaxed) {
-                hb.received();
-            }
-            hb.tick(now_ns())
-        };
-        match action {
-            HbAction::Fail => {
-                pr_err!("{}: HB missed max reached.\n", this.name());
-                this.close();
-                return;
-            }
-            HbAction::Send => {
-                if let Err(e) = this.with_con(0, |c| this.post_imm_empty(c, Imm::HbMsg)) {
-                    pr_err!("{}: HB send failed, errno: {}\n", this.name(), e.to_errno());
-                    this.close();
-                    return;
-                }
-            }
-            HbAction::Skip => {}
-        }
-        DelayedWork::schedule(&this, &this.sess.ctx.wq, this.hb.lock().interval_ms());
+        Hb::run(this);
     }
 }
 
@@ -911,33 +828,26 @@ impl WorkItem for Path {
 
     /// `rtrs_srv_close_work()`.
     fn run(this: Arc<Path>) {
-        DelayedWork::cancel_sync(&*this);
-        this.hb.lock().stop();
+        Hb::stop(&*this);
         // Take the connections out, disconnect them and flush their queues,
         // once no IO can be posting on them (one grace period for all).
-        let cons = rcu::take_all(&this.cons);
+        let cons = this.cons.take_all();
         for id in cons.iter() {
             let _ = id.disconnect();
             id.drain();
         }
-        // Wait for the upper layer to answer every IO it has.
-        {
-            let mut g = this.idle_lock.lock();
-            while this.ops.in_flight() != 0 {
-                if let CondVarTimeoutResult::Timeout = this
-                    .idle
-                    .wait_interruptible_timeout(&mut g, kernel::time::msecs_to_jiffies(1000))
-                {
-                    pr_info!(
-                        "{}: waiting for {} IOs of the upper layer\n",
-                        this.name(),
-                        this.ops.in_flight()
-                    );
-                }
-            }
+        // Wait for the upper layer to answer every IO it has (`finish`
+        // wakes this once the path is no longer connected).
+        while !this.inner.wait_for(1000, |_| this.ops.in_flight() == 0) {
+            pr_info!(
+                "{}: waiting for {} IOs of the upper layer\n",
+                this.name(),
+                this.ops.in_flight()
+            );
         }
         PathFiles::remove(&this);
-        if this.established.swap(false, Ordering::AcqRel) {
+        let established = core::mem::replace(&mut this.inner.lock().established, false);
+        if established {
             this.sess.path_down();
         }
         drop(cons);

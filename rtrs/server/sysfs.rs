@@ -183,7 +183,7 @@ impl Attribute for HcaPort {
     const MODE: u16 = 0o444;
 
     fn show(d: &PathDir, page: &mut Page<'_>) -> Result {
-        let port = d.path.with_con(0, |id| Ok(id.port_num())).unwrap_or(0);
+        let port = d.path.cons.with(0, |id| Ok(id.port_num())).unwrap_or(0);
         Ok(writeln!(page, "{port}")?)
     }
 }
