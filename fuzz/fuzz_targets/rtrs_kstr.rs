@@ -7,10 +7,10 @@
 //! the text split at the first 0xff.
 #![no_main]
 
+use klib::kstr;
 use libfuzzer_sys::fuzz_target;
 use rtrs_fuzz::{c_str, fields, ref_kstrtoint, ref_kstrtouint, NumErr};
 use rtrs_proto::error::Error;
-use rtrs_proto::kstr;
 
 fn num_err(e: Error) -> NumErr {
     match e {

@@ -5,9 +5,9 @@
 //! Input: a base selector byte (its value modulo 17), then the text.
 #![no_main]
 
+use klib::kstr;
 use libfuzzer_sys::fuzz_target;
 use rtrs_fuzz::oracle;
-use rtrs_proto::kstr;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&sel, text)) = data.split_first() else {

@@ -4,10 +4,10 @@
 //! policy's own id, name and abbreviation parse back to it.
 #![no_main]
 
+use klib::kstr::kstrtoint;
 use libfuzzer_sys::fuzz_target;
 use rtrs_fuzz::{c_str, show};
 use rtrs_proto::error::Error;
-use rtrs_proto::kstr::kstrtoint;
 use rtrs_proto::path_sel::MpPolicy;
 
 fuzz_target!(|data: &[u8]| {

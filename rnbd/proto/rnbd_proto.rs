@@ -16,7 +16,6 @@ pub mod access;
 pub mod devname;
 pub mod devpath;
 pub mod error;
-mod kparse;
 pub mod msg;
 pub mod options;
 pub mod sysfs;

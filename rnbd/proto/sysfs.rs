@@ -66,7 +66,7 @@ pub const fn read_only_str(read_only: bool) -> &'static str {
 /// Checks a write to the server's per-session `force_close`: `1`, with or
 /// without a trailing newline (`sysfs_streq(buf, "1")`); `EINVAL` otherwise.
 pub fn parse_force_close(input: &[u8]) -> Result<(), Error> {
-    if super::kparse::sysfs_streq(input, b"1") {
+    if klib::kstr::sysfs_streq(input, b"1") {
         Ok(())
     } else {
         Err(Error::Inval)

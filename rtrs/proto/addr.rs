@@ -15,7 +15,7 @@
 use core::fmt;
 
 use super::error::Error;
-use super::kstr::{c_str, kstrtouint};
+use klib::kstr::{c_str, kstrtouint};
 
 /// Longest text `inet4_pton()` considers (`INET_ADDRSTRLEN`).
 pub const INET_ADDRSTRLEN: usize = 16;

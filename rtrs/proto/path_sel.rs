@@ -26,8 +26,8 @@
 use core::fmt;
 
 use super::error::Error;
-use super::kstr::{c_str, kstrtoint};
 use super::msg::{MAX_PATHS_NUM, NAME_MAX};
+use klib::kstr::{c_str, kstrtoint};
 
 /// A multipath policy (`enum rtrs_mp_policy`); the numbers are the ones
 /// sysfs shows and accepts.

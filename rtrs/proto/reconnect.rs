@@ -9,7 +9,7 @@
 //! unless it already tried `max_reconnect_attempts` times.
 
 use super::error::Error;
-use super::kstr::kstrtoint;
+use klib::kstr::kstrtoint;
 
 /// Pause before each reconnect attempt, letting the server clean up
 /// (`RTRS_RECONNECT_BACKOFF`).

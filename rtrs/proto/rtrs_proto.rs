@@ -18,7 +18,6 @@ pub mod con;
 pub mod error;
 pub mod hb;
 pub mod imm;
-pub mod kstr;
 pub mod link;
 pub mod msg;
 pub mod path_sel;

@@ -21,12 +21,12 @@ use kernel::c_str;
 use kernel::prelude::*;
 use kernel::str::{BStr, CStr};
 use kernel::sync::Arc;
+use klib::kstr::sysfs_streq;
 use rb::global::Global;
 use rb::net::SockAddr;
 use rb::sysfs::{attributes, Attribute, Attributes, Class, Device, Kobject, Page, Store};
 use rb_rtrs::{addr_to_str, sockaddr_to_str};
 use rtrs_common::name::NameBuf;
-use rtrs_proto::kstr::sysfs_streq;
 use rtrs_proto::msg::NAME_MAX;
 
 /// `/sys/class/rtrs-server`, from module init to module exit.
