@@ -23,18 +23,18 @@ use rb_rdma::{
     Access, BorrowedSg, CmId, CmIdRef, Device, DmaAddr, DmaBuf, DmaDirection, MappedSg, MrMapping,
     Pd, SendFlags, SendOp, SendWr, Sge,
 };
-use rb_rtrs::addr_to_str;
 use rtrs_common::con::SendQueue;
 use rtrs_common::hb::{Hb, HbPath, HB_WORK};
 use rtrs_common::name::NameBuf;
 use rtrs_common::slots::ConSlots;
+use rtrs_common::sysfs::addrs_name;
 use rtrs_common::{kerr, rem};
 use rtrs_proto::con::CmOutcome;
 use rtrs_proto::hb::{HB_INTERVAL_MS, HB_MISSED_MAX};
 use rtrs_proto::imm::Imm;
 use rtrs_proto::msg::{
     ConnRsp, InfoRsp, Rbuf, RdmaRead, RdmaWrite, SgDesc, SgList, Uuid, MSG_NEED_INVAL_F,
-    MSG_NEW_RKEY_F, NAME_MAX, SERVICE_CON_QUEUE_DEPTH,
+    MSG_NEW_RKEY_F, SERVICE_CON_QUEUE_DEPTH,
 };
 use rtrs_proto::path_sel::PathSnapshot;
 use rtrs_proto::reconnect::{RECONNECT_BACKOFF_MS, RECONNECT_SEED};
@@ -87,17 +87,9 @@ pub(crate) struct PathName<'a>(&'a Path);
 impl core::fmt::Display for PathName<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         let (src, dst) = self.0.addrs();
-        let zero = SockAddr::ipv4([0; 4], 0);
-        let mut buf = [0u8; NAME_MAX];
-        addr_to_str(src.as_ref().unwrap_or(&zero), &dst, &mut buf);
-        let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        let addrs = addrs_name(&src.unwrap_or(SockAddr::ipv4([0; 4], 0)), &dst);
         let name = kernel::str::BStr::from_bytes(self.0.core.name.as_bytes());
-        write!(
-            f,
-            "<{}> {}",
-            name,
-            kernel::str::BStr::from_bytes(buf.get(..len).unwrap_or(&[]))
-        )
+        write!(f, "<{}> {}", name, addrs)
     }
 }
 

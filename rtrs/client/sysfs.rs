@@ -31,9 +31,11 @@ use klib::kstr::sysfs_streq;
 use rb::global::Global;
 use rb::net::SockAddr;
 use rb::sysfs::{attributes, Attribute, Attributes, Class, Device, Kobject, Page, Store};
-use rb_rtrs::{addr_bytes_to_sockaddr, addr_to_str, sockaddr_to_str};
+use rb_rtrs::addr_bytes_to_sockaddr;
 use rtrs_common::name::NameBuf;
-use rtrs_proto::msg::NAME_MAX;
+use rtrs_common::sysfs::{
+    addrs_name, shown, Disconnect, DstAddr, HcaName, HcaPort, PathDirData, SrcAddr,
+};
 use rtrs_proto::path_sel::MpPolicy;
 use rtrs_proto::reconnect::{parse_max_reconnect_attempts, MAX_MAX_RECONN_ATT, MIN_MAX_RECONN_ATT};
 use rtrs_proto::state::CltState;
@@ -41,32 +43,15 @@ use rtrs_proto::state::CltState;
 /// `/sys/class/rtrs-client`, from module init to module exit.
 pub(crate) static CLASS: Global<Arc<Class>> = Global::new();
 
-/// `input` without one trailing newline, for messages.
-fn shown(input: &[u8]) -> &BStr {
-    BStr::from_bytes(input.strip_suffix(b"\n").unwrap_or(input))
-}
-
-/// Writes what `rtrs-core`'s `sockaddr_to_str()` prints for `addr`.
-fn write_sockaddr(page: &mut Page<'_>, addr: &SockAddr) -> Result {
-    let mut buf = [0u8; NAME_MAX];
-    let n = sockaddr_to_str(addr, &mut buf).clamp(0, buf.len() as i32) as usize;
-    page.write_bytes(&buf[..n])?;
-    Ok(page.write_str("\n")?)
-}
-
 /// The `src@dst` name of a path's directory, as `rtrs_addr_to_str()`
 /// prints it.
 fn path_dir_name(path: &Path) -> NameBuf {
     let (src, dst) = path.addrs();
-    let zero = SockAddr::ipv4([0; 4], 0);
-    let mut buf = [0u8; NAME_MAX];
-    addr_to_str(src.as_ref().unwrap_or(&zero), &dst, &mut buf);
-    let mut name = NameBuf::new();
-    name.set(&buf[..buf.iter().position(|&b| b == 0).unwrap_or(buf.len())]);
-    name
+    addrs_name(&src.unwrap_or(SockAddr::ipv4([0; 4], 0)), &dst)
 }
 
 /// The data of `/sys/class/rtrs-client/<sessname>/`.
+
 #[pin_data]
 pub(crate) struct SessFiles {
     pub(crate) core: Arc<Core>,
@@ -300,62 +285,22 @@ impl PathDir {
     }
 }
 
-/// `hca_name`.
-struct HcaName;
-
-#[vtable]
-impl Attribute for HcaName {
-    type Data = PathDir;
-    const NAME: &'static CStr = c_str!("hca_name");
-    const MODE: u16 = 0o444;
-
-    fn show(d: &PathDir, page: &mut Page<'_>) -> Result {
-        Ok(writeln!(page, "{}", d.path.hca().0)?)
+impl PathDirData for PathDir {
+    fn hca(&self) -> (NameBuf, u32) {
+        self.path.hca()
     }
-}
 
-/// `hca_port`.
-struct HcaPort;
-
-#[vtable]
-impl Attribute for HcaPort {
-    type Data = PathDir;
-    const NAME: &'static CStr = c_str!("hca_port");
-    const MODE: u16 = 0o444;
-
-    fn show(d: &PathDir, page: &mut Page<'_>) -> Result {
-        Ok(writeln!(page, "{}", d.path.hca().1)?)
+    fn addrs(&self) -> (Option<SockAddr>, SockAddr) {
+        self.path.addrs()
     }
-}
 
-/// `src_addr`.
-struct SrcAddr;
-
-#[vtable]
-impl Attribute for SrcAddr {
-    type Data = PathDir;
-    const NAME: &'static CStr = c_str!("src_addr");
-    const MODE: u16 = 0o444;
-
-    fn show(d: &PathDir, page: &mut Page<'_>) -> Result {
-        match d.path.addrs().0 {
-            Some(a) => write_sockaddr(page, &a),
-            None => Ok(page.write_str("\n")?),
+    /// Closes the path's connections; it stays, closed.
+    fn disconnect(&self, file: &CStr, input: &[u8], _ctx: &mut Store<'_>) -> Result {
+        if !sysfs_streq(input, b"1") {
+            return Err(self.unknown(file, input));
         }
-    }
-}
-
-/// `dst_addr`.
-struct DstAddr;
-
-#[vtable]
-impl Attribute for DstAddr {
-    type Data = PathDir;
-    const NAME: &'static CStr = c_str!("dst_addr");
-    const MODE: u16 = 0o444;
-
-    fn show(d: &PathDir, page: &mut Page<'_>) -> Result {
-        write_sockaddr(page, &d.path.addrs().1)
+        self.path.close_conns(true);
+        Ok(())
     }
 }
 
@@ -396,28 +341,6 @@ impl Attribute for Reconnect {
             return Err(d.unknown(Self::NAME, input));
         }
         d.path.reconnect_now()?;
-        Ok(input.len())
-    }
-}
-
-/// `disconnect`: write 1 to close the path's connections.
-struct Disconnect;
-
-#[vtable]
-impl Attribute for Disconnect {
-    type Data = PathDir;
-    const NAME: &'static CStr = c_str!("disconnect");
-    const MODE: u16 = 0o644;
-
-    fn show(_d: &PathDir, page: &mut Page<'_>) -> Result {
-        Ok(writeln!(page, "Usage: echo 1 > {}", Self::NAME)?)
-    }
-
-    fn store(d: &PathDir, input: &[u8], _ctx: &mut Store<'_>) -> Result<usize> {
-        if !sysfs_streq(input, b"1") {
-            return Err(d.unknown(Self::NAME, input));
-        }
-        d.path.close_conns(true);
         Ok(input.len())
     }
 }
@@ -464,13 +387,13 @@ impl Attribute for CurLatency {
 }
 
 static PATH_ATTRS: Attributes<PathDir> = attributes!(
-    PathDir: HcaName,
-    HcaPort,
-    SrcAddr,
-    DstAddr,
+    PathDir: HcaName<PathDir>,
+    HcaPort<PathDir>,
+    SrcAddr<PathDir>,
+    DstAddr<PathDir>,
     State,
     Reconnect,
-    Disconnect,
+    Disconnect<PathDir>,
     RemovePath,
     CurLatency
 );

@@ -14,6 +14,7 @@ pub mod hb;
 pub mod name;
 pub mod slots;
 pub mod sockaddr;
+pub mod sysfs;
 
 /// A protocol error as a kernel error (same errno).
 pub fn kerr(e: rtrs_proto::error::Error) -> kernel::error::Error {

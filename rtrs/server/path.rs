@@ -24,7 +24,6 @@ use rb_rdma::{
     Access, CmIdRef, ConnectRequest, Cqe, CqeHandler, DmaBuf, DmaDirection, Mr, Pd, PollContext,
     SendFlags, SendOp, SendWr, Sge, Wc,
 };
-use rb_rtrs::addr_to_str;
 use rtrs_common::con::{check_wc, QpSizes, SendQueue, WcError};
 use rtrs_common::hb::{Hb, HbPath, HB_WORK};
 pub(crate) use rtrs_common::name::NameBuf;
@@ -34,7 +33,7 @@ use rtrs_common::{div, div_ceil, rem};
 use rtrs_proto::imm::{ChunkLayout, Imm};
 use rtrs_proto::msg::{
     ConnReq, InfoReq, InfoRsp, IoReq, IoReqFault, RdmaMsg, RkeyRsp, SgDesc, SgList, Uuid,
-    MAX_PATHS_NUM, MSG_NEED_INVAL_F, NAME_MAX, SERVICE_CON_QUEUE_DEPTH,
+    MAX_PATHS_NUM, MSG_NEED_INVAL_F, SERVICE_CON_QUEUE_DEPTH,
 };
 use rtrs_proto::state::{Changed, SrvState, StateCell};
 
@@ -65,6 +64,7 @@ impl OpState {
 
 /// One MR of the path (one per chunk with `always_invalidate`, else one per
 /// group of chunks), with what its re-registration needs.
+
 pub(crate) struct SrvMr {
     pub(crate) inv_cqe: Cqe<SrvMr>,
     /// Its first chunk.
@@ -235,10 +235,7 @@ impl Path {
         }
         // Until the client tells its pathname: `src@dst`, by rtrs-core's
         // `rtrs_addr_to_str`, as the C server does.
-        let mut name = NameBuf::new();
-        let mut s = [0u8; NAME_MAX];
-        addr_to_str(&src_addr, &dst_addr, &mut s);
-        name.set(&s[..s.iter().position(|&b| b == 0).unwrap_or(s.len())]);
+        let name = rtrs_common::sysfs::addrs_name(&src_addr, &dst_addr);
         let layout = ChunkLayout::new(qd).map_err(rtrs_common::kerr)?;
         Arc::pin_init(
             try_pin_init!(Path {

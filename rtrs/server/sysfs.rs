@@ -25,20 +25,15 @@ use klib::kstr::sysfs_streq;
 use rb::global::Global;
 use rb::net::SockAddr;
 use rb::sysfs::{attributes, Attribute, Attributes, Class, Device, Kobject, Page, Store};
-use rb_rtrs::{addr_to_str, sockaddr_to_str};
+use rb_rtrs::sockaddr_to_str;
 use rtrs_common::name::NameBuf;
+use rtrs_common::sysfs::{
+    addrs_name, shown, Disconnect, DstAddr, HcaName, HcaPort, PathDirData, SrcAddr,
+};
 use rtrs_proto::msg::NAME_MAX;
 
 /// `/sys/class/rtrs-server`, from module init to module exit.
 pub(crate) static CLASS: Global<Arc<Class>> = Global::new();
-
-/// Writes what `rtrs-core`'s `sockaddr_to_str()` prints for `addr`.
-fn write_sockaddr(page: &mut Page<'_>, addr: &SockAddr) -> Result {
-    let mut buf = [0u8; NAME_MAX];
-    let n = sockaddr_to_str(addr, &mut buf).clamp(0, buf.len() as i32) as usize;
-    page.write_bytes(&buf[..n])?;
-    Ok(page.write_str("\n")?)
-}
 
 /// The data of `/sys/class/rtrs-server/<sessname>/`: none (it only holds
 /// `paths/`).
@@ -84,10 +79,7 @@ impl PathFiles {
     /// the path. The path's name is the client's session name by now.
     pub(crate) fn add(path: &Arc<Path>) -> Result {
         // `rtrs_addr_to_str()` of the client's address, then ours.
-        let mut buf = [0u8; NAME_MAX];
-        addr_to_str(&path.dst_addr, &path.src_addr, &mut buf);
-        let mut name = NameBuf::new();
-        name.set(&buf[..buf.iter().position(|&b| b == 0).unwrap_or(buf.len())]);
+        let name = addrs_name(&path.dst_addr, &path.src_addr);
         let shown = BStr::from_bytes(name.as_bytes());
 
         let mut sess = path.sess.files.lock();
@@ -159,104 +151,49 @@ struct PathDir {
     path: Arc<Path>,
 }
 
-/// `hca_name`.
-struct HcaName;
-
-#[vtable]
-impl Attribute for HcaName {
-    type Data = PathDir;
-    const NAME: &'static CStr = c_str!("hca_name");
-    const MODE: u16 = 0o444;
-
-    fn show(d: &PathDir, page: &mut Page<'_>) -> Result {
-        Ok(writeln!(page, "{}", d.path.pd.device().name())?)
-    }
-}
-
-/// `hca_port`: the port of the path's first connection.
-struct HcaPort;
-
-#[vtable]
-impl Attribute for HcaPort {
-    type Data = PathDir;
-    const NAME: &'static CStr = c_str!("hca_port");
-    const MODE: u16 = 0o444;
-
-    fn show(d: &PathDir, page: &mut Page<'_>) -> Result {
-        let port = d.path.cons.with(0, |id| Ok(id.port_num())).unwrap_or(0);
-        Ok(writeln!(page, "{port}")?)
-    }
-}
-
-/// `src_addr`: the client's address (the path's source, seen from it).
-struct SrcAddr;
-
-#[vtable]
-impl Attribute for SrcAddr {
-    type Data = PathDir;
-    const NAME: &'static CStr = c_str!("src_addr");
-    const MODE: u16 = 0o444;
-
-    fn show(d: &PathDir, page: &mut Page<'_>) -> Result {
-        write_sockaddr(page, &d.path.dst_addr)
-    }
-}
-
-/// `dst_addr`: the server's address.
-struct DstAddr;
-
-#[vtable]
-impl Attribute for DstAddr {
-    type Data = PathDir;
-    const NAME: &'static CStr = c_str!("dst_addr");
-    const MODE: u16 = 0o444;
-
-    fn show(d: &PathDir, page: &mut Page<'_>) -> Result {
-        write_sockaddr(page, &d.path.src_addr)
-    }
-}
-
-/// `disconnect`: write 1 to close the path (the client reconnects it).
-struct Disconnect;
-
-#[vtable]
-impl Attribute for Disconnect {
-    type Data = PathDir;
-    const NAME: &'static CStr = c_str!("disconnect");
-    const MODE: u16 = 0o644;
-
-    fn show(_d: &PathDir, page: &mut Page<'_>) -> Result {
-        Ok(writeln!(page, "Usage: echo 1 > {}", Self::NAME)?)
+impl PathDirData for PathDir {
+    /// The device of the path's PD, and the port of its first connection.
+    fn hca(&self) -> (NameBuf, u32) {
+        let mut name = NameBuf::new();
+        name.set(self.path.pd.device().name().as_bytes());
+        let port = self.path.cons.with(0, |id| Ok(id.port_num())).unwrap_or(0);
+        (name, port)
     }
 
-    fn store(d: &PathDir, input: &[u8], ctx: &mut Store<'_>) -> Result<usize> {
-        let name = d.path.name();
+    /// The client's address first: the path's source, seen from it.
+    fn addrs(&self) -> (Option<SockAddr>, SockAddr) {
+        (Some(self.path.dst_addr), self.path.src_addr)
+    }
+
+    /// Closes the path (the client reconnects it); its directory goes with
+    /// it, this file first.
+    fn disconnect(&self, file: &CStr, input: &[u8], ctx: &mut Store<'_>) -> Result {
+        let name = self.path.name();
         if !sysfs_streq(input, b"1") {
-            let v = input.strip_suffix(b"\n").unwrap_or(input);
-            pr_err!(
-                "<{}>: {}: invalid value: '{}'\n",
-                name,
-                Self::NAME,
-                BStr::from_bytes(v)
-            );
+            pr_err!("<{}>: {}: invalid value: '{}'\n", name, file, shown(input));
             return Err(EINVAL);
         }
         let mut addr = [0u8; NAME_MAX];
-        let n = sockaddr_to_str(&d.path.dst_addr, &mut addr).clamp(0, addr.len() as i32) as usize;
+        let n =
+            sockaddr_to_str(&self.path.dst_addr, &mut addr).clamp(0, addr.len() as i32) as usize;
         pr_info!(
             "<{}>: disconnect for path {} requested\n",
             name,
             BStr::from_bytes(&addr[..n])
         );
-        // The close removes this directory: remove this file first.
         ctx.remove_self()?;
-        d.path.close();
-        Ok(input.len())
+        self.path.close();
+        Ok(())
     }
 }
 
-static PATH_ATTRS: Attributes<PathDir> =
-    attributes!(PathDir: HcaName, HcaPort, SrcAddr, DstAddr, Disconnect);
+static PATH_ATTRS: Attributes<PathDir> = attributes!(
+    PathDir: HcaName<PathDir>,
+    HcaPort<PathDir>,
+    SrcAddr<PathDir>,
+    DstAddr<PathDir>,
+    Disconnect<PathDir>
+);
 
 /// The data of `paths/<client@server>/stats/`.
 struct PathStats {
