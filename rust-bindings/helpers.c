@@ -14,6 +14,7 @@
 #include <linux/sched.h>
 #include <linux/smp.h>
 #include <linux/spinlock.h>
+#include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <linux/jiffies.h>
 #include <rdma/ib_verbs.h>
@@ -28,6 +29,10 @@ void rb_helper_rcu_read_unlock(void) { rcu_read_unlock(); }
 /* linux/sched.h */
 
 struct task_struct *rb_helper_get_current(void) { return current; }
+
+/* linux/wait.h */
+
+bool rb_helper_wq_has_sleeper(struct wait_queue_head *wq_head) { return wq_has_sleeper(wq_head); }
 
 /* rdma/rdma_cm.h */
 

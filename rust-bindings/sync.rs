@@ -194,3 +194,103 @@ impl<T, B: Backend> Waitable<T, B> {
         true
     }
 }
+
+/// A wait queue (`struct wait_queue_head`), for threads that wait until a
+/// condition on lock-free state holds (C's `wait_event()`), woken by those
+/// who change that state (`wake_up_all()`).
+///
+/// # Invariants
+///
+/// `wq` was initialised by `__init_waitqueue_head` and is pinned.
+#[pin_data]
+pub struct WaitQueue {
+    #[pin]
+    wq: kernel::types::Opaque<ffi::wait_queue_head>,
+}
+
+// SAFETY: a wait queue is made for use from several threads: its list is
+// under its own spinlock.
+unsafe impl Send for WaitQueue {}
+// SAFETY: as above.
+unsafe impl Sync for WaitQueue {}
+
+/// Creates a [`WaitQueue`] initialiser with a lockdep class of its own.
+#[macro_export]
+macro_rules! new_wait_queue {
+    ($name:literal $(,)?) => {
+        $crate::sync::WaitQueue::new(::kernel::c_str!($name), ::kernel::static_lock_class!())
+    };
+}
+pub use crate::new_wait_queue;
+
+impl WaitQueue {
+    /// An empty wait queue; use [`new_wait_queue!`].
+    pub fn new(name: &'static CStr, key: &'static LockClassKey) -> impl PinInit<Self> {
+        // `LockClassKey` is a transparent wrapper of the C key.
+        let key = core::ptr::from_ref(key)
+            .cast_mut()
+            .cast::<ffi::lock_class_key>();
+        pin_init!(Self {
+            // SAFETY: `slot` is the queue's memory, pinned; the name and the
+            // key are static.
+            wq <- kernel::types::Opaque::ffi_init(|slot| unsafe {
+                ffi::__init_waitqueue_head(slot, name.as_char_ptr(), key)
+            }),
+        })
+    }
+
+    fn raw(&self) -> *mut ffi::wait_queue_head {
+        self.wq.get()
+    }
+
+    /// Sleeps (uninterruptibly) until `cond` gives a value, and returns it
+    /// (`wait_event()`). `cond` runs again after every wake-up; whoever
+    /// makes it true calls [`WaitQueue::wake_up_all`] after. Process
+    /// context.
+    pub fn wait_event<T>(&self, mut cond: impl FnMut() -> Option<T>) -> T {
+        if let Some(v) = cond() {
+            return v;
+        }
+        let mut entry = core::mem::MaybeUninit::<ffi::wait_queue_entry>::uninit();
+        // SAFETY: `entry` is writable and stays at this address until after
+        // `finish_wait`.
+        unsafe { ffi::init_wait_entry(entry.as_mut_ptr(), 0) };
+        loop {
+            // SAFETY: the queue is initialised (invariant); `entry` was
+            // initialised above and is on the queue until `finish_wait`.
+            // Setting the task state before `cond` runs again pairs with
+            // the waker's barrier (`wq_has_sleeper`): a change made before
+            // the wake-up is seen, or the wake-up finds this task queued.
+            unsafe {
+                ffi::prepare_to_wait_event(
+                    self.raw(),
+                    entry.as_mut_ptr(),
+                    ffi::TASK_UNINTERRUPTIBLE as _,
+                )
+            };
+            if let Some(v) = cond() {
+                // SAFETY: as above; takes `entry` off the queue.
+                unsafe { ffi::finish_wait(self.raw(), entry.as_mut_ptr()) };
+                return v;
+            }
+            // SAFETY: sleeping in process context, with the task queued.
+            unsafe { ffi::schedule() };
+        }
+    }
+
+    /// Whether a thread sleeps (or is about to) on the queue, with a full
+    /// barrier first (`wq_has_sleeper()`): a waker that changed the state
+    /// calls this before [`WaitQueue::wake_up_all`], to skip it when no one
+    /// waits.
+    pub fn has_sleepers(&self) -> bool {
+        // SAFETY: the queue is initialised (invariant).
+        unsafe { ffi::wq_has_sleeper(self.raw()) }
+    }
+
+    /// Wakes every thread waiting on the queue (`wake_up_all()`). Any
+    /// context.
+    pub fn wake_up_all(&self) {
+        // SAFETY: the queue is initialised (invariant).
+        unsafe { ffi::__wake_up(self.raw(), ffi::TASK_NORMAL, 0, core::ptr::null_mut()) };
+    }
+}

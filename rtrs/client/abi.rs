@@ -18,15 +18,14 @@
 
 use super::sess::Sess;
 use core::ptr::NonNull;
-use core::sync::atomic::{fence, AtomicU32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::alloc::{flags::GFP_KERNEL, KVec};
 use kernel::ffi::{c_char, c_int, c_uint};
-use kernel::new_condvar;
 use kernel::prelude::*;
-use kernel::sync::{Arc, CondVar};
+use kernel::sync::Arc;
 use rb::ffi;
 use rb::net::SockAddr;
-use rb::sync::{new_spinlock_irq, SpinLockIrq};
+use rb::sync::{new_wait_queue, WaitQueue};
 use rb_rdma::BorrowedSg;
 
 /// A link event for the upper layer (`enum rtrs_clt_link_ev`).
@@ -82,8 +81,8 @@ struct PermitC {
 /// The permits of a session: one per server chunk, taken by the user for
 /// each IO and given back after its confirmation, often from softirq
 /// (`permits`, `permits_map`, `permits_wait`). Taking and giving back are
-/// lock-free; only a giver that sees a sleeping taker takes the (irq-safe)
-/// wait lock to wake it.
+/// lock-free; a taker that finds none sleeps on `wait`, and a giver wakes
+/// it if one sleeps there.
 ///
 /// # Invariants
 ///
@@ -96,16 +95,13 @@ pub(crate) struct Permits {
     stride: usize,
     n: usize,
     map: KVec<AtomicUsize>,
-    /// Takers about to sleep or sleeping.
-    waiters: AtomicU32,
+    /// Where takers wait for a permit, and `close` for all of them.
     #[pin]
-    wait_lock: SpinLockIrq<()>,
-    #[pin]
-    wait: CondVar,
+    wait: WaitQueue,
 }
 
 // SAFETY: the permit memory is written by bit holders only (invariant); the
-// rest are atomics and kernel locks.
+// rest are atomics and a wait queue.
 unsafe impl Send for Permits {}
 // SAFETY: as above.
 unsafe impl Sync for Permits {}
@@ -139,9 +135,7 @@ impl Permits {
                 }
                 m
             },
-            waiters: AtomicU32::new(0),
-            wait_lock <- new_spinlock_irq!((), "rtrs_clt_permits_lock"),
-            wait <- new_condvar!("rtrs_clt_permits"),
+            wait <- new_wait_queue!("rtrs_clt_permits"),
         }? Error)
     }
 
@@ -227,17 +221,7 @@ impl Permits {
         if !wait {
             return None;
         }
-        let mut g = self.wait_lock.lock();
-        // Counted before looking again: a giver that missed us then sees us.
-        self.waiters.fetch_add(1, Ordering::SeqCst);
-        let p = loop {
-            if let Some(p) = self.try_get(con_type, cpu) {
-                break p;
-            }
-            self.wait.wait(&mut g);
-        };
-        self.waiters.fetch_sub(1, Ordering::SeqCst);
-        Some(p)
+        Some(self.wait.wait_event(|| self.try_get(con_type, cpu)))
     }
 
     /// Gives permit `p` back; false if it was not taken.
@@ -250,12 +234,10 @@ impl Permits {
         if word.fetch_and(!bit, Ordering::Release) & bit == 0 {
             return false;
         }
-        // Pairs with the count in `get`: either the taker sees the bit free,
-        // or we see the taker and wake it.
-        fence(Ordering::SeqCst);
-        if self.waiters.load(Ordering::SeqCst) != 0 {
-            let _g = self.wait_lock.lock();
-            self.wait.notify_all();
+        // `has_sleepers` has the barrier that pairs with the taker's before
+        // it looks again: either it sees the bit free, or we see it queued.
+        if self.wait.has_sleepers() {
+            self.wait.wake_up_all();
         }
         true
     }
@@ -267,12 +249,7 @@ impl Permits {
 
     /// Sleeps until every permit is back (`free_permits`).
     pub(crate) fn wait_all_free(&self) {
-        let mut g = self.wait_lock.lock();
-        self.waiters.fetch_add(1, Ordering::SeqCst);
-        while !self.all_free() {
-            self.wait.wait(&mut g);
-        }
-        self.waiters.fetch_sub(1, Ordering::SeqCst);
+        self.wait.wait_event(|| self.all_free().then_some(()));
     }
 
     /// What a taken permit says: connection kind, CPU, chunk offset.
