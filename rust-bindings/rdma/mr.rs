@@ -32,19 +32,28 @@ pub unsafe trait DmaMappedSg {
 /// # Invariants
 ///
 /// `mr` was returned by `ib_alloc_mr` on `pd` and is deregistered only in
-/// `Drop`; `rkey` mirrors `mr->rkey`, which changes only under `lock`.
+/// `Drop`; its mapping and key change only under `mapped`, which holds
+/// what it maps since; `rkey` mirrors `mr->rkey`.
 pub struct Mr {
     mr: NonNull<ffi::ib_mr>,
     rkey: AtomicU32,
-    /// Taken with interrupts off: a server re-keys an MR as it answers an
-    /// IO, from the block driver's completion (softirq, or hard IRQ), and
-    /// also from process context (at connect).
-    lock: Pin<KBox<SpinLockIrq<()>>>,
+    /// What the MR maps, and the right to change the C MR's mapping and
+    /// key. Taken with interrupts off: a server re-keys an MR as it answers
+    /// an IO, from the block driver's completion (softirq, or hard IRQ),
+    /// and also from process context (at connect).
+    mapped: Pin<KBox<SpinLockIrq<Mapped>>>,
     _pd: Arc<Pd>,
 }
 
-// SAFETY: the MR's mutable state (mapping, key) changes only under `lock`;
-// the verbs using it are thread safe.
+/// The range an MR maps (its `iova` and `length`).
+#[derive(Clone, Copy, Default)]
+struct Mapped {
+    iova: u64,
+    length: u64,
+}
+
+// SAFETY: the MR's mutable state (mapping, key) changes only under
+// `mapped`; the verbs using it are thread safe.
 unsafe impl Send for Mr {}
 // SAFETY: as above.
 unsafe impl Sync for Mr {}
@@ -59,16 +68,17 @@ impl Mr {
         let mr = NonNull::new(mr).ok_or(ENOMEM)?;
         // SAFETY: `mr` is live.
         let rkey = unsafe { (*mr.as_ptr()).rkey };
-        let lock =
-            KBox::pin_init(new_spinlock_irq!((), "rb_mr"), GFP_KERNEL).inspect_err(|_| {
+        let mapped = KBox::pin_init(new_spinlock_irq!(Mapped::default(), "rb_mr"), GFP_KERNEL)
+            .inspect_err(|_| {
                 // SAFETY: `mr` is ours and unused.
                 unsafe { ffi::ib_dereg_mr(mr.as_ptr()) };
             })?;
-        // INVARIANT: a fresh MR on `pd`, whose key we mirror.
+        // INVARIANT: a fresh MR on `pd`, mapping nothing, whose key we
+        // mirror.
         Ok(Self {
             mr,
             rkey: AtomicU32::new(rkey),
-            lock,
+            mapped,
             _pd: pd.clone(),
         })
     }
@@ -98,18 +108,19 @@ impl Mr {
             return Err(EINVAL);
         }
         let nents = sg.dma_nents();
-        let _g = self.lock.lock();
-        // SAFETY: the MR's state changes under `lock`, held.
-        if unsafe { self.map_sg_raw(sg, nents, page_size) }? != nents {
-            return Err(EINVAL);
-        }
-        // SAFETY: `lock` is held.
-        let rkey = unsafe { self.inc_key_locked() };
-        // SAFETY: `mr` is live; its fields change only under `lock`, held.
+        let mut mapped = self.mapped.lock();
+        // SAFETY: the MR's state changes under `mapped`, held.
+        let n = unsafe { self.map_sg_raw(sg, nents, page_size) };
+        // SAFETY: `mapped` is held.
+        let rkey = matches!(n, Ok(n) if n == nents).then(|| unsafe { self.inc_key_locked() });
+        // SAFETY: `mr` is live; its fields change only under `mapped`,
+        // held. Read after the key moved on, which changes `lkey` too.
         let (iova, length, lkey) = unsafe {
             let mr = &*self.as_raw();
             (mr.iova, mr.length, mr.lkey)
         };
+        *mapped = Mapped { iova, length };
+        let rkey = rkey.ok_or(n.err().unwrap_or(EINVAL))?;
         Ok(MrMapping {
             iova,
             length,
@@ -130,7 +141,11 @@ impl Mr {
         page_size: u32,
     ) -> Result<u32> {
         // SAFETY: `&mut self`: no other user of the MR's state.
-        unsafe { self.map_sg_raw(sg, nents, page_size) }
+        let n = unsafe { self.map_sg_raw(sg, nents, page_size) };
+        // SAFETY: `mr` is live, and ours alone (`&mut self`).
+        let (iova, length) = unsafe { ((*self.as_raw()).iova, (*self.as_raw()).length) };
+        *self.mapped.lock() = Mapped { iova, length };
+        n
     }
 
     /// `ib_map_mr_sg` of the first `nents` entries of `sg`.
@@ -163,27 +178,26 @@ impl Mr {
 
     /// Bus address and length the MR maps now (`iova`, `length`).
     pub fn mapping(&self) -> (u64, u64) {
-        let _g = self.lock.lock();
-        // SAFETY: `mr` is live; the fields change only under `lock`, held.
-        unsafe { ((*self.as_raw()).iova, (*self.as_raw()).length) }
+        let m = *self.mapped.lock();
+        (m.iova, m.length)
     }
 
     /// Moves the key's low byte to the next value (`ib_inc_rkey`), as done
     /// before each re-registration so stale remote accesses fail.
     pub fn inc_key(&self) -> u32 {
-        let _g = self.lock.lock();
-        // SAFETY: `lock` is held.
+        let _mapped = self.mapped.lock();
+        // SAFETY: `mapped` is held.
         unsafe { self.inc_key_locked() }
     }
 
-    /// [`Mr::inc_key`] with the lock already held.
+    /// [`Mr::inc_key`] with `mapped` held.
     ///
     /// # Safety
     ///
-    /// The caller holds `lock`.
+    /// The caller holds `mapped`.
     unsafe fn inc_key_locked(&self) -> u32 {
-        // SAFETY: `mr` is live; the key changes only under `lock`, which the
-        // caller holds.
+        // SAFETY: `mr` is live; the key changes only under `mapped`, which
+        // the caller holds.
         let rkey = unsafe { (*self.as_raw()).rkey };
         let next = ((rkey & 0xff) as u8).wrapping_add(1);
         // SAFETY: as above.
