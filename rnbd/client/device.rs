@@ -142,6 +142,12 @@ pub(crate) struct DevSysfs {
 }
 
 /// A mapped device (C's `struct rnbd_clt_dev`).
+///
+/// # Locking
+///
+/// `disk` > `sysfs`, both mutexes, taken alone or in that order by sysfs
+/// stores, link events and unmap. The IO path reads `io` (its state is an
+/// atomic) and takes neither.
 #[pin_data]
 pub(crate) struct Device {
     pub(crate) io: Arc<DevIo>,
@@ -150,13 +156,12 @@ pub(crate) struct Device {
     pub(crate) pathname: KVec<u8>,
     pub(crate) access_mode: AccessMode,
     pub(crate) nr_poll_queues: u32,
+    /// The disk, while mapped; and the lock that state changes take (C's
+    /// `dev->lock`), since they touch the disk (uevents, capacity).
     #[pin]
     pub(crate) disk: Mutex<Option<GenDisk<RnbdMq>>>,
     #[pin]
     pub(crate) sysfs: Mutex<DevSysfs>,
-    /// Serialises state changes from sysfs (C's `dev->lock`).
-    #[pin]
-    pub(crate) lock: Mutex<()>,
 }
 
 impl Device {
@@ -184,9 +189,9 @@ impl Device {
         }
     }
 
-    /// Sets the capacity to `sectors` (`rnbd_clt_change_capacity`).
-    pub(crate) fn change_capacity(&self, sectors: u64) {
-        let disk = self.disk.lock();
+    /// Sets the capacity of `disk` (this device's, locked) to `sectors`
+    /// (`rnbd_clt_change_capacity`).
+    pub(crate) fn change_capacity(&self, disk: &Option<GenDisk<RnbdMq>>, sectors: u64) {
         if let Some(d) = disk.as_ref() {
             let old = d.capacity();
             if old != sectors {

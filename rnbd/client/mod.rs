@@ -36,6 +36,12 @@ struct State {
 }
 
 /// The module's state.
+///
+/// # Locking
+///
+/// `state` (a mutex) guards the sessions, devices and device indices; it is
+/// not held across an RTRS connect or an OPEN (`map` drops it meanwhile),
+/// nor while a device is torn down.
 #[pin_data]
 pub(crate) struct Client {
     major: Major,
@@ -213,7 +219,6 @@ impl Client {
                 nr_poll_queues: opts.nr_poll_queues,
                 disk <- new_mutex!(None),
                 sysfs <- new_mutex!(DevSysfs { link: None, kobj: None }),
-                lock <- new_mutex!(()),
             }),
             GFP_KERNEL,
         )?;
@@ -260,7 +265,7 @@ impl Client {
         st.devices
             .push(dev.clone(), GFP_KERNEL)
             .inspect_err(|_| self.teardown(&dev, true))?;
-        if let Err(e) = sess.events.devs.lock().push(dev.clone(), GFP_KERNEL) {
+        if let Err(e) = sess.events.inner.lock().devs.push(dev.clone(), GFP_KERNEL) {
             st.devices.retain(|d| !Arc::ptr_eq(d, &dev));
             self.teardown(&dev, true);
             return Err(e.into());
@@ -356,7 +361,7 @@ impl Client {
         store: Option<&mut Store<'_>>,
     ) -> Result {
         let was_mapped = {
-            let _guard = dev.lock.lock();
+            let _disk = dev.disk.lock();
             let state = dev.io.state();
             if state == DevState::Unmapped {
                 pr_info!("{}: Device is already being unmapped\n", dev.io.name());
@@ -386,7 +391,11 @@ impl Client {
             // pick the index of the disk still being deleted.
             let _ = st.unmapping.push(dev.idx, GFP_KERNEL);
         }
-        sess.events.devs.lock().retain(|d| !Arc::ptr_eq(d, dev));
+        sess.events
+            .inner
+            .lock()
+            .devs
+            .retain(|d| !Arc::ptr_eq(d, dev));
         self.teardown(dev, was_mapped);
         pr_info!("{}: Device is unmapped\n", dev.io.name());
         // The session goes with its last device; a map that came meanwhile

@@ -25,17 +25,28 @@ const MAX_RECONNECTS: i16 = -1;
 const REMAP_TRIES: u32 = 60;
 const REMAP_RETRY_MS: u32 = 1000;
 
+/// What the link events of a session change.
+pub(crate) struct EventsInner {
+    /// The mapped devices; removed at unmap.
+    pub(crate) devs: KVec<Arc<Device>>,
+    /// The session to send with, taken when the session goes.
+    clt: Option<Arc<Clt>>,
+}
+
 /// The link event side of a session: its devices and the work that remaps
 /// them. The RTRS session holds it as its handler.
+///
+/// # Locking
+///
+/// `inner` (a mutex: link events and the remap work run in process
+/// context) > a device's `disk`. It is not held while a message waits for
+/// its answer: RTRS fails a request only after the link event that such a
+/// wait would block.
 #[pin_data]
 pub(crate) struct SessEvents {
     name: KVec<u8>,
-    /// The mapped devices; removed at unmap.
     #[pin]
-    pub(crate) devs: Mutex<KVec<Arc<Device>>>,
-    /// The session to send with, taken when the session goes.
-    #[pin]
-    clt: Mutex<Option<Arc<Clt>>>,
+    pub(crate) inner: Mutex<EventsInner>,
     #[pin]
     work: Work<SessEvents>,
 }
@@ -51,15 +62,15 @@ impl SessEvents {
 
     /// Marks the mapped devices disconnected (`set_dev_states_to_disconnected`).
     fn disconnected(&self) {
-        let devs = self.devs.lock();
-        for dev in devs.iter() {
+        let inner = self.inner.lock();
+        for dev in inner.devs.iter() {
             pr_err!("{}: Device disconnected.\n", dev.io.name());
-            let _guard = dev.lock.lock();
+            let disk = dev.disk.lock();
             if dev
                 .io
                 .change_state(DevState::Mapped, DevState::MappedDisconnected)
             {
-                if let Some(d) = dev.disk.lock().as_ref() {
+                if let Some(d) = disk.as_ref() {
                     let _ = d.uevent(Uevent::Offline);
                 }
             }
@@ -70,7 +81,7 @@ impl SessEvents {
     /// item: waiting for answers in the link event would block RTRS.
     /// Returns false if a message failed.
     fn remap(&self) -> bool {
-        let Some(clt) = self.clt.lock().clone() else {
+        let Some(clt) = self.inner.lock().clt.clone() else {
             return true;
         };
         if let Err(e) = send_sess_info(&clt) {
@@ -84,7 +95,7 @@ impl SessEvents {
         // Send without the list locked: a link event that comes meanwhile
         // takes it, and RTRS fails our request only after that event.
         let mut devs = KVec::new();
-        for d in self.devs.lock().iter() {
+        for d in self.inner.lock().devs.iter() {
             if devs.push(d.clone(), GFP_KERNEL).is_err() {
                 pr_err!("remap of session {}: out of memory\n", self.name());
                 return false;
@@ -105,10 +116,10 @@ impl SessEvents {
 
     /// Whether the session is open and a device of it waits to be remapped.
     fn remap_pending(&self) -> bool {
-        self.clt.lock().is_some()
-            && self
+        let inner = self.inner.lock();
+        inner.clt.is_some()
+            && inner
                 .devs
-                .lock()
                 .iter()
                 .any(|d| d.io.state() == DevState::MappedDisconnected)
     }
@@ -117,7 +128,7 @@ impl SessEvents {
 /// Reopens `dev` on the server (`send_msg_open` + `process_msg_open_rsp`).
 pub(crate) fn remap_device(dev: &Device) -> Result {
     let rsp = dev.io.open_remote(&dev.pathname, dev.access_mode)?;
-    let _guard = dev.lock.lock();
+    let disk = dev.disk.lock();
     match dev.io.state() {
         DevState::Unmapped => {
             pr_info!(
@@ -127,8 +138,8 @@ pub(crate) fn remap_device(dev: &Device) -> Result {
             return Err(ENOENT);
         }
         DevState::MappedDisconnected => {
-            dev.change_capacity(rsp.nsectors);
-            if let Some(d) = dev.disk.lock().as_ref() {
+            dev.change_capacity(&disk, rsp.nsectors);
+            if let Some(d) = disk.as_ref() {
                 let _ = d.uevent(Uevent::Online);
             }
             pr_info!(
@@ -220,8 +231,10 @@ impl Session {
         let events = Arc::pin_init(
             try_pin_init!(SessEvents {
                 name: n2,
-                devs <- new_mutex!(KVec::new()),
-                clt <- new_mutex!(None),
+                inner <- new_mutex!(EventsInner {
+                    devs: KVec::new(),
+                    clt: None,
+                }),
                 work <- new_work!("SessEvents::work"),
             }? Error),
             GFP_KERNEL,
@@ -236,9 +249,9 @@ impl Session {
                 nr_poll_queues,
             },
         )?;
-        *events.clt.lock() = Some(clt.clone());
+        events.inner.lock().clt = Some(clt.clone());
         let close = |e: Error| {
-            events.clt.lock().take();
+            events.inner.lock().clt.take();
             e
         };
         let attrs = clt.query().map_err(close)?;
@@ -280,7 +293,7 @@ impl Session {
     /// breaks the cycle through its link handler. Called when the last
     /// device of the session is unmapped.
     pub(crate) fn close(&self) {
-        drop(self.events.clt.lock().take());
+        drop(self.events.inner.lock().clt.take());
         // A remap under way sees the session gone within a retry; the
         // module must not go before it ends.
         rb::workqueue::flush_work(&self.events.work);

@@ -180,12 +180,12 @@ impl Attribute for Resize {
 
     fn store(d: &DevSys, input: &[u8], _ctx: &mut Store<'_>) -> Result<usize> {
         let sectors = parse_resize(input).map_err(|e| Error::from_errno(e.to_errno()))?;
-        let _guard = d.dev.lock.lock();
+        let disk = d.dev.disk.lock();
         if d.dev.io.state() != rnbd_proto::sysfs::DevState::Mapped {
             pr_err!("Failed to set new size of the device, device is not opened\n");
             return Err(ENOENT);
         }
-        d.dev.change_capacity(sectors);
+        d.dev.change_capacity(&disk, sectors);
         Ok(input.len())
     }
 }
@@ -213,7 +213,7 @@ impl Attribute for RemapDevice {
             return Err(EINVAL);
         }
         let err = {
-            let _guard = d.dev.lock.lock();
+            let _disk = d.dev.disk.lock();
             match d.dev.io.state() {
                 DevState::MappedDisconnected => None,
                 DevState::Unmapped => Some(ENODEV),

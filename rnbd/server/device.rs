@@ -141,6 +141,11 @@ impl Server {
 /// flight, which closing waits on (C's `sess_dev->kref` and
 /// `destroy_comp`). Its last reference may go in a bio completion: dropping
 /// it only closes the file, which is safe there.
+///
+/// # Locking
+///
+/// `inflight` (irq-safe: IO ends in bio completions) is a leaf; `drained`
+/// is woken under it when the last IO of a closed opening ends.
 #[pin_data]
 pub(crate) struct Target {
     pub(crate) file: BdevFile,

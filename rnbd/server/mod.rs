@@ -38,6 +38,11 @@ pub(crate) fn errno(e: rnbd_proto::error::Error) -> Error {
 
 /// What the whole module shares: the exported devices and the sysfs they
 /// live in.
+///
+/// # Locking
+///
+/// `devs` (a mutex) is taken inside a session's `ctl` (open, close), and
+/// dropped before a device's sysfs goes.
 #[pin_data]
 pub(crate) struct Server {
     /// The exported devices, each with the count of its openings (C's

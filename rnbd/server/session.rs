@@ -8,7 +8,7 @@ use super::device::{SessDev, Target};
 use super::sysfs::{sess_dev_files, SessDevFiles};
 use super::Handler;
 use super::{params, server};
-use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicU8, Ordering};
 use kernel::alloc::flags::GFP_ATOMIC;
 use kernel::alloc::{KBox, KVec};
 use kernel::prelude::*;
@@ -20,7 +20,6 @@ use rnbd_proto::msg::{AccessMode, CachePolicy, Open, OpenRsp, NAME_MAX, PROTO_VE
 
 /// Numbers openings, so that a `force_close` finds its own and not a later
 /// one that reused the id.
-static SERIAL: AtomicU64 = AtomicU64::new(1);
 
 /// One device id of a session.
 enum Slot {
@@ -34,15 +33,23 @@ enum Slot {
 }
 
 /// An RNBD session.
+///
+/// # Locking
+///
+/// `ctl` (a mutex: opening sleeps) > `Server::devs` > `devs` (a spinlock:
+/// IO looks its device up in it from the RTRS receive, which may be
+/// softirq). `ctl` is held across an open or a close, `devs` only to look
+/// at or change a slot.
 #[pin_data]
 pub(crate) struct Session {
     name: [u8; NAME_MAX],
     name_len: usize,
     queue_depth: i32,
     ver: AtomicU8,
-    /// Serialises opening and closing devices (C's `sess->lock`).
+    /// Held while a device opens or closes (C's `sess->lock`): the
+    /// session's openings so far, each one's serial.
     #[pin]
-    ctl: Mutex<()>,
+    ctl: Mutex<u64>,
     /// The devices by id, for IO lookups.
     #[pin]
     devs: SpinLock<KVec<Slot>>,
@@ -62,7 +69,7 @@ impl Session {
                 name_len,
                 queue_depth: rtrs.queue_depth(),
                 ver: AtomicU8::new(PROTO_VER_MAJOR),
-                ctl <- kernel::new_mutex!((), "rnbd_srv_sess_ctl"),
+                ctl <- kernel::new_mutex!(0, "rnbd_srv_sess_ctl"),
                 devs <- kernel::new_spinlock!(KVec::new(), "rnbd_srv_sess_devs"),
             }),
             GFP_KERNEL,
@@ -192,7 +199,7 @@ impl Session {
     /// Opens the device a client's OPEN names (`process_msg_open`) and
     /// writes the response to `rsp`.
     pub(crate) fn open(self: &Arc<Self>, msg: &Open<'_>, rsp: &mut [u8]) -> Result {
-        let _ctl = self.ctl.lock();
+        let mut opened = self.ctl.lock();
         // Already open by this session: answer again.
         let existing = {
             let devs = self.devs.lock();
@@ -231,7 +238,7 @@ impl Session {
                 path.as_bstr(), self.name(), e.to_errno()
             )
                 })?;
-        let res = self.add_sess_dev(msg, file, &dev, rsp);
+        let res = self.add_sess_dev(msg, file, &dev, rsp, &mut opened);
         if let Err(e) = res {
             pr_err!(
                 "<{}@{}>: Opening device failed, err: {}\n",
@@ -258,13 +265,15 @@ impl Session {
         file: BdevFile,
         dev: &Arc<super::device::SrvDev>,
         rsp: &mut [u8],
+        opened: &mut u64,
     ) -> Result {
         let mut mapping_path = KVec::with_capacity(msg.dev_name.len(), GFP_KERNEL)?;
         mapping_path.extend_from_slice(msg.dev_name, GFP_KERNEL)?;
         let mut files_path = KVec::with_capacity(msg.dev_name.len(), GFP_KERNEL)?;
         files_path.extend_from_slice(msg.dev_name, GFP_KERNEL)?;
         let id = self.alloc_id()?;
-        let serial = SERIAL.fetch_add(1, Ordering::Relaxed);
+        *opened += 1;
+        let serial = *opened;
         let built = (|| -> Result<KBox<SessDev>> {
             let target = Target::new(file, msg.access_mode == AccessMode::Ro)?;
             let files = sess_dev_files(

@@ -843,9 +843,9 @@ fn run(name: &str, out: &mut Outcome) -> Result {
 struct Ctl {
     #[pin]
     result: Mutex<Outcome>,
-    /// One scenario at a time.
+    /// Scenarios run so far; held while one runs, so one runs at a time.
     #[pin]
-    busy: Mutex<()>,
+    runs: Mutex<u32>,
 }
 
 impl ctl::Run for Ctl {
@@ -855,7 +855,8 @@ impl ctl::Run for Ctl {
             pr_err!("run: unknown scenario\n");
             return Err(EINVAL);
         }
-        let _busy = self.busy.lock();
+        let mut runs = self.runs.lock();
+        *runs += 1;
         let mut out = Outcome {
             text: [0; 128],
             len: 0,
@@ -905,7 +906,7 @@ impl kernel::Module for Evil {
             &CTL_ATTRS,
             try_pin_init!(Ctl {
                 result <- new_mutex!(Outcome { text: [0; 128], len: 0 }, "rtrs_evil_result"),
-                busy <- new_mutex!((), "rtrs_evil_busy"),
+                runs <- new_mutex!(0, "rtrs_evil_runs"),
             }? Error),
         )?;
         Ok(Self { _ctl: ctl })
