@@ -11,10 +11,12 @@
 //! (path -> connection -> path) are broken when a path stops its
 //! connections.
 //!
-//! Locking: `Core::paths` and the per-path state lock are taken from any
-//! context (irq-safe); a connection slot lock is held while posting on it;
-//! a request's state lock covers its bookkeeping. Order: `Core::paths` >
-//! connection slot > request state.
+//! Locking: a path's `conns` > its `inner` > a connection's INFO buffers,
+//! a request slot's `st` and `iu`; `Core::paths_up` (held while the user
+//! hears of link events) and `Core::limits` alone. Each struct's
+//! `# Locking` says what its locks guard. The IO path takes only the
+//! request slot's locks: it picks a path and a connection under RCU
+//! (`Core::paths`, `Path::cons`) and reads atomics.
 
 #[allow(unsafe_code)]
 pub(crate) mod abi;

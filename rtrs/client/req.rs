@@ -63,6 +63,14 @@ impl ReqState {
 }
 
 /// One request slot.
+///
+/// # Locking
+///
+/// `st` (irq-safe: responses complete from softirq) guards what the slot
+/// knows of its IO; `iu` the message buffer, which the submitter writes
+/// while the slot is reserved (`st.building`), outside `st`'s section so
+/// that interrupts stay on. Neither is held while the other is taken; both
+/// are leaves.
 pub(crate) struct Req {
     /// RDMA-write completions of the request (and their errors).
     pub(crate) iu_cqe: Cqe<Req, 0>,

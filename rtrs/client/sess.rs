@@ -39,6 +39,17 @@ pub(crate) struct Limits {
 }
 
 /// What paths share: the session as they see it.
+///
+/// # Locking
+///
+/// - `paths`: IO walks it under RCU without a lock; writers (`open`,
+///   `add_path`, `remove_path`, `close`) are serialised by its own mutex.
+/// - `paths_up` (a mutex) is held while the user hears of the session's
+///   link events, so they come in order; the user may call back
+///   (`rtrs_clt_query()` takes `limits`), so nothing else is under it.
+/// - `limits` (irq-safe spinlock) is a leaf: what the servers told.
+/// - The policy, the reconnect limit, the round-robin cursors and the path
+///   count are atomics, read per IO or by sysfs.
 #[pin_data]
 pub(crate) struct Core {
     pub(crate) name: NameBuf,
@@ -246,6 +257,11 @@ impl Core {
 
 /// A session as the C user holds it: the shared core, the permits and the
 /// session's sysfs device.
+///
+/// # Locking
+///
+/// `dev` (a mutex) guards the session's sysfs device, from `open` until
+/// `close` takes it; `Core`'s and the permits' locks are their own.
 #[pin_data]
 pub(crate) struct Sess {
     pub(crate) core: Arc<Core>,

@@ -51,7 +51,11 @@ fn path_dir_name(path: &Path) -> NameBuf {
 }
 
 /// The data of `/sys/class/rtrs-client/<sessname>/`.
-
+///
+/// # Locking
+///
+/// `paths` (a mutex) guards the `paths/` directory, held while a path is
+/// added under it; a path's own `files` lock is taken inside it.
 #[pin_data]
 pub(crate) struct SessFiles {
     pub(crate) core: Arc<Core>,

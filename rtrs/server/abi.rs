@@ -60,6 +60,27 @@ impl UpperPriv {
     }
 }
 
+/// A session's [`UpperPriv`]: set by `rtrs_srv_set_sess_priv`, read per IO
+/// without a lock.
+pub(crate) struct UpperPrivCell(AtomicPtr<kernel::ffi::c_void>);
+
+impl UpperPrivCell {
+    /// No pointer yet.
+    pub(crate) const fn new() -> Self {
+        Self(AtomicPtr::new(null_mut()))
+    }
+
+    /// The pointer now.
+    pub(crate) fn get(&self) -> UpperPriv {
+        UpperPriv(self.0.load(Ordering::Acquire))
+    }
+
+    /// Sets the pointer.
+    pub(crate) fn set(&self, p: UpperPriv) {
+        self.0.store(p.0, Ordering::Release);
+    }
+}
+
 /// The id of one IO, as the upper layer sees it (`struct rtrs_srv_op *`).
 /// `C`-visible, so its address is what the user gets.
 #[repr(C)]
@@ -317,7 +338,7 @@ unsafe fn sess_ref<'a>(sess: *mut ffi::rtrs_srv_sess) -> Option<&'a Session> {
 unsafe extern "C" fn rtrs_srv_set_sess_priv(sess: *mut ffi::rtrs_srv_sess, priv_: *mut c_void) {
     // SAFETY: a live session (function contract).
     if let Some(sess) = unsafe { sess_ref(sess) } {
-        *sess.priv_.lock() = UpperPriv::from_c(priv_);
+        sess.priv_.set(UpperPriv::from_c(priv_));
     }
 }
 

@@ -18,6 +18,13 @@ use rb_rdma::{ConnectRequest, ListenHandler, Listener};
 use rtrs_proto::msg::{ConnReq, ConnReqFault, ConnRsp, PROTO_VER_MAJOR};
 
 /// The server context: what `rtrs_srv_open` returns.
+///
+/// # Locking
+///
+/// `sessions` > a session's `paths`. `listeners` is taken alone, and only
+/// to put listeners in or take them out: dropping one waits for its
+/// running connection handlers, which take `sessions`. Both are mutexes
+/// (CM handlers and `close` run in process context).
 #[pin_data]
 pub(crate) struct Ctx {
     /// The upper layer's callbacks.

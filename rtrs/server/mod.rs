@@ -10,9 +10,12 @@
 //! the cycles they form are broken when a path closes (it takes its
 //! connections out) and when a session loses its last path.
 //!
-//! Locking: `Ctx::sessions` > `Session::paths` > `Session::ev`; the
-//! per-connection slot locks and per-path state lock are leaves (irq-safe:
-//! IO responses come from any context).
+//! Locking: `Ctx::sessions` > `Session::paths` > `Session::files` >
+//! `Path::files`; `Session::paths_up` alone; a path's `inner` and a
+//! connection's wait list are irq-safe leaves (the upper layer answers IO
+//! from any context). Each struct's `# Locking` says what its locks guard.
+//! The IO path takes none of them but a connection's wait list when its
+//! send queue is full: it reaches connections under RCU and reads atomics.
 
 #[allow(unsafe_code)]
 pub(crate) mod abi;

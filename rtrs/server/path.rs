@@ -64,7 +64,12 @@ impl OpState {
 
 /// One MR of the path (one per chunk with `always_invalidate`, else one per
 /// group of chunks), with what its re-registration needs.
-
+///
+/// # Locking
+///
+/// `rkey_iu` (irq-safe: the upper layer answers from any context) guards
+/// the RKEY_RSP buffer while it is written, a leaf; the MR's own lock its
+/// mapping and key.
 pub(crate) struct SrvMr {
     pub(crate) inv_cqe: Cqe<SrvMr>,
     /// Its first chunk.
@@ -490,7 +495,7 @@ impl Path {
             }
         };
         let data_len = (off - u32::from(usr_len)) as usize;
-        let priv_ = *self.sess.priv_.lock();
+        let priv_ = self.sess.priv_.get();
         let ret = self.sess.ctx.upper.rdma_ev(
             priv_,
             op,

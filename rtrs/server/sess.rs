@@ -3,7 +3,7 @@
 //! A client session on the server (`struct rtrs_srv_sess`): the paths of one
 //! client session (same paths uuid), sharing one set of chunks.
 
-use super::abi::{SrvLinkEv, UpperPriv};
+use super::abi::{SrvLinkEv, UpperPriv, UpperPrivCell};
 use super::ctx::Ctx;
 use super::params::Params;
 use super::path::{NameBuf, Path};
@@ -11,11 +11,20 @@ use super::sysfs::SessFiles;
 use kernel::new_mutex;
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
-use rb::sync::{new_spinlock_irq, SpinLockIrq};
 use rb_rdma::blocks::PageBlocks;
 use rtrs_proto::msg::Uuid;
 use rtrs_proto::state::SrvState;
 
+/// A client session on the server.
+///
+/// # Locking
+///
+/// `paths` > `files`; `paths_up` is taken alone and held while the upper
+/// layer hears of the session going up or down (C's `paths_ev_mutex`),
+/// which may call back into `paths` (`rtrs_srv_get_path_name()`), so the
+/// two are separate. All three are mutexes (process context: CM handlers,
+/// the close work, sysfs). The IO path reads `pages` and `priv_` without a
+/// lock.
 #[pin_data]
 pub(crate) struct Session {
     pub(crate) ctx: Arc<Ctx>,
@@ -23,14 +32,14 @@ pub(crate) struct Session {
     pub(crate) queue_depth: u32,
     /// The chunks, one per IO in flight, shared by all paths.
     pub(crate) pages: Arc<PageBlocks>,
+    /// The paths of the session.
     #[pin]
     pub(crate) paths: Mutex<KVec<Arc<Path>>>,
-    /// Paths up (`paths_up`), under the link event lock.
+    /// Paths up (`paths_up`).
     #[pin]
     pub(crate) paths_up: Mutex<u32>,
     /// The upper layer's pointer for this session.
-    #[pin]
-    pub(crate) priv_: SpinLockIrq<UpperPriv>,
+    pub(crate) priv_: UpperPrivCell,
     /// The session's sysfs directory, while a path has files in it.
     #[pin]
     pub(crate) files: Mutex<Option<SessFiles>>,
@@ -50,7 +59,7 @@ impl Session {
                 pages,
                 paths <- new_mutex!(KVec::new(), "rtrs_srv_paths"),
                 paths_up <- new_mutex!(0, "rtrs_srv_paths_up"),
-                priv_ <- new_spinlock_irq!(UpperPriv::null(), "rtrs_srv_priv"),
+                priv_: UpperPrivCell::new(),
                 files <- new_mutex!(None, "rtrs_srv_sess_files"),
             }),
             GFP_KERNEL,
@@ -87,7 +96,7 @@ impl Session {
         let mut up = self.paths_up.lock();
         *up = up.saturating_sub(1);
         if *up == 0 {
-            let priv_ = *self.priv_.lock();
+            let priv_ = self.priv_.get();
             self.ctx.upper.link_ev(self, SrvLinkEv::Disconnected, priv_);
         }
     }
