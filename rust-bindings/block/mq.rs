@@ -376,6 +376,13 @@ unsafe fn rq_queuedata<'a, T: Operations>(rq: *mut ffi::request) -> &'a T::Queue
     unsafe { &*(*(*rq).q).queuedata.cast::<T::QueueData>() }
 }
 
+/// `blk_mq_ops.queue_rq`.
+///
+/// # Safety
+///
+/// Called by blk-mq with a live hardware queue and queue data whose request
+/// belongs to a disk made by `GenDisk<T>`; the request is handed to the
+/// driver, owned until it is ended or returned.
 unsafe extern "C" fn queue_rq<T: Operations>(
     hctx: *mut ffi::blk_mq_hw_ctx,
     bd: *const ffi::blk_mq_queue_data,
@@ -398,12 +405,23 @@ unsafe extern "C" fn queue_rq<T: Operations>(
     }
 }
 
+/// `blk_mq_ops.complete`.
+///
+/// # Safety
+///
+/// Called by blk-mq for a request of a `GenDisk<T>` that the driver gave up
+/// with `blk_mq_complete_request`.
 unsafe extern "C" fn complete<T: Operations>(rq: *mut ffi::request) {
     // SAFETY: `blk_mq_complete_request` was called on `rq` by the driver,
     // which gave up its `Request` for it; the queue is live.
     unsafe { T::complete(rq_queuedata::<T>(rq), Request::from_raw(rq)) }
 }
 
+/// `blk_mq_ops.poll`.
+///
+/// # Safety
+///
+/// Called by blk-mq with a live POLL hardware queue of a `GenDisk<T>`.
 unsafe extern "C" fn poll<T: Operations>(
     hctx: *mut ffi::blk_mq_hw_ctx,
     _iob: *mut ffi::io_comp_batch,
@@ -415,6 +433,11 @@ unsafe extern "C" fn poll<T: Operations>(
     }
 }
 
+/// `blk_mq_ops.timeout`.
+///
+/// # Safety
+///
+/// Called by blk-mq with a live request of a `GenDisk<T>`.
 unsafe extern "C" fn timeout<T: Operations>(rq: *mut ffi::request) -> ffi::blk_eh_timer_return {
     // SAFETY: a live request of a live queue.
     match T::timeout(unsafe { rq_queuedata::<T>(rq) }) {
@@ -423,6 +446,12 @@ unsafe extern "C" fn timeout<T: Operations>(rq: *mut ffi::request) -> ffi::blk_e
     }
 }
 
+/// `blk_mq_ops.map_queues`.
+///
+/// # Safety
+///
+/// Called by blk-mq with a tag set that `TagSet::new` allocated, the first
+/// field of a `TagSetInner`.
 unsafe extern "C" fn map_queues(set: *mut ffi::blk_mq_tag_set) {
     // SAFETY: `set` is the first field of a `TagSetInner` (repr(C)).
     unsafe {
@@ -446,6 +475,12 @@ unsafe extern "C" fn map_queues(set: *mut ffi::blk_mq_tag_set) {
     }
 }
 
+/// `blk_mq_ops.init_request`.
+///
+/// # Safety
+///
+/// Called by blk-mq with a tag set of `TagSet::<T>::new` and one of its
+/// requests, whose PDU is `cmd_size` bytes, not yet initialised.
 unsafe extern "C" fn init_request<T: Operations>(
     set: *mut ffi::blk_mq_tag_set,
     rq: *mut ffi::request,
@@ -469,6 +504,12 @@ unsafe extern "C" fn init_request<T: Operations>(
     0
 }
 
+/// `blk_mq_ops.exit_request`.
+///
+/// # Safety
+///
+/// Called by blk-mq, once, for a request `init_request` initialised and
+/// that nothing uses any more.
 unsafe extern "C" fn exit_request<T: Operations>(
     _set: *mut ffi::blk_mq_tag_set,
     rq: *mut ffi::request,
@@ -478,6 +519,11 @@ unsafe extern "C" fn exit_request<T: Operations>(
     unsafe { core::ptr::drop_in_place(rq.add(1).cast::<T::Pdu>()) };
 }
 
+/// `block_device_operations.open`.
+///
+/// # Safety
+///
+/// Called by the block layer with a live disk made by `GenDisk<T>`.
 unsafe extern "C" fn open<T: Operations>(
     disk: *mut ffi::gendisk,
     mode: ffi::blk_mode_t,
@@ -495,6 +541,11 @@ unsafe extern "C" fn open<T: Operations>(
     }
 }
 
+/// `block_device_operations.release`.
+///
+/// # Safety
+///
+/// As for [`open`].
 unsafe extern "C" fn release<T: Operations>(disk: *mut ffi::gendisk) {
     if T::HAS_RELEASE {
         // SAFETY: as in `open`.
@@ -502,6 +553,12 @@ unsafe extern "C" fn release<T: Operations>(disk: *mut ffi::gendisk) {
     }
 }
 
+/// `block_device_operations.free_disk`.
+///
+/// # Safety
+///
+/// Called by the block layer, once, for a disk made by `GenDisk<T>` that
+/// is going.
 unsafe extern "C" fn free_disk<T: Operations>(disk: *mut ffi::gendisk) {
     // This may drop the last reference of the tag set: `disk_release` uses
     // it no more.
@@ -514,6 +571,12 @@ unsafe extern "C" fn free_disk<T: Operations>(disk: *mut ffi::gendisk) {
 /// `BLK_OPEN_WRITE`.
 const BLK_OPEN_WRITE: ffi::blk_mode_t = 1 << 1;
 
+/// `block_device_operations.getgeo`.
+///
+/// # Safety
+///
+/// Called by the block layer with a live block device of a disk made by
+/// `GenDisk<T>` and a geometry to fill.
 unsafe extern "C" fn getgeo<T: Operations>(
     bdev: *mut ffi::block_device,
     geo: *mut ffi::hd_geometry,

@@ -73,6 +73,11 @@ impl Frame {
     }
 }
 
+/// Releases a reference `defer_arc` kept.
+///
+/// # Safety
+///
+/// `ptr` came from `Arc::<H>::into_raw` and is released once.
 unsafe fn drop_arc<H>(ptr: *const ()) {
     // SAFETY: the caller passes a pointer from `Arc::<H>::into_raw`.
     drop(unsafe { Arc::<H>::from_raw(ptr.cast::<H>()) });

@@ -117,6 +117,12 @@ unsafe impl Send for Clt {}
 // SAFETY: as above.
 unsafe impl Sync for Clt {}
 
+/// `rtrs_clt_ops.link_ev`.
+///
+/// # Safety
+///
+/// Called by RTRS with the `priv` `Clt::open` gave it: the handler it
+/// leaked, alive until after `rtrs_clt_close`.
 unsafe extern "C" fn link_ev<H: LinkHandler>(
     p: *mut kernel::ffi::c_void,
     ev: ffi::rtrs_clt_link_ev,
@@ -449,6 +455,12 @@ unsafe impl Send for UsrIu {}
 // SAFETY: as above.
 unsafe impl Sync for UsrIu {}
 
+/// The confirmation of a user message (`rtrs_clt_req_ops.conf_fn`).
+///
+/// # Safety
+///
+/// Called by RTRS once, with the `priv` `send_usr_msg` gave it: a reference
+/// to a `UsrIu` leaked for RTRS.
 unsafe extern "C" fn usr_conf(p: *mut kernel::ffi::c_void, errno: kernel::ffi::c_int) {
     // SAFETY: `p` is the reference `send_usr_msg` leaked for RTRS.
     let iu = unsafe { Arc::from_raw(p.cast::<UsrIu>()) };
@@ -492,6 +504,12 @@ pub trait IoConfirm: Operations {
     fn confirm(rq: Request<Self>, errno: i32);
 }
 
+/// The confirmation of a block request (`rtrs_clt_req_ops.conf_fn`).
+///
+/// # Safety
+///
+/// Called by RTRS once, with the `priv` `Clt::request` gave it: the block
+/// request it handed to RTRS.
 unsafe extern "C" fn io_conf<T: IoConfirm>(p: *mut kernel::ffi::c_void, errno: kernel::ffi::c_int)
 where
     T::Pdu: IoPdu,
