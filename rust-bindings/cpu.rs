@@ -3,11 +3,14 @@
 //! CPU numbers, as RTRS spreads connections over them.
 
 use crate::ffi;
+use core::num::NonZeroU32;
 
-/// The number of possible CPU ids (`nr_cpu_ids`).
-pub fn nr_cpu_ids() -> u32 {
+/// The number of possible CPU ids (`nr_cpu_ids`): at least one, the CPU
+/// that runs this.
+pub fn nr_cpu_ids() -> NonZeroU32 {
     // SAFETY: `nr_cpu_ids` is set at boot and never changes afterwards.
-    unsafe { core::ptr::read_volatile(core::ptr::addr_of!(ffi::nr_cpu_ids)) }
+    let n = unsafe { core::ptr::read_volatile(core::ptr::addr_of!(ffi::nr_cpu_ids)) };
+    NonZeroU32::new(n).unwrap_or(NonZeroU32::MIN)
 }
 
 /// The CPU this runs on now; only a hint, as the task may move

@@ -115,7 +115,7 @@ impl Module {
 impl Client {
     /// Maps a device (`rnbd_clt_map_device_store`).
     pub(crate) fn map(self: &Arc<Self>, input: &[u8]) -> Result {
-        let opts = MapOptions::parse(input, rb::cpu::nr_cpu_ids()).map_err(|e| {
+        let opts = MapOptions::parse(input, rb::cpu::nr_cpu_ids().get()).map_err(|e| {
             pr_err!("map_device: invalid options, err: {}\n", e.to_errno());
             Error::from_errno(e.to_errno())
         })?;

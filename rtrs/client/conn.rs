@@ -81,10 +81,9 @@ impl ConExt {
     /// The fields of connection `cid` of a set with reconnect count
     /// `recon_cnt`.
     pub(crate) fn new(cid: u16, recon_cnt: u16) -> ConExt {
-        let ncpu = rb::cpu::nr_cpu_ids().max(1);
         ConExt {
             // The first two connections go to the first CPU.
-            cpu: rtrs_common::rem(u32::from(cid).saturating_sub(1), ncpu),
+            cpu: u32::from(cid).saturating_sub(1) % rb::cpu::nr_cpu_ids(),
             recon_cnt,
             cm: CmCell::new(),
             close: StateCell::new(CloseConfirm::NotEstablished),
@@ -139,7 +138,7 @@ fn create_qp(id: &CmIdRef<Con>) -> Result {
         send_wr,
         recv_wr,
         send_sge,
-        comp_vector: rtrs_common::rem(h.ext.cpu, dev.num_comp_vectors()),
+        comp_vector: h.ext.cpu % dev.num_comp_vectors(),
         poll: if u32::from(h.cid) >= path.irq_con_num {
             rb_rdma::PollContext::Direct
         } else {

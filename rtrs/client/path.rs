@@ -25,10 +25,10 @@ use rb_rdma::{
 };
 use rtrs_common::con::SendQueue;
 use rtrs_common::hb::{Hb, HbPath, HB_WORK};
+use rtrs_common::kerr;
 use rtrs_common::name::NameBuf;
 use rtrs_common::slots::ConSlots;
 use rtrs_common::sysfs::addrs_name;
-use rtrs_common::{kerr, rem};
 use rtrs_proto::con::CmOutcome;
 use rtrs_proto::hb::{HB_INTERVAL_MS, HB_MISSED_MAX};
 use rtrs_proto::imm::Imm;
@@ -110,7 +110,7 @@ pub(crate) struct Stats {
 impl Stats {
     fn new() -> Result<Self> {
         let per_cpu = || -> Result<KVec<AtomicI32>> {
-            let n = rb::cpu::nr_cpu_ids() as usize;
+            let n = rb::cpu::nr_cpu_ids().get() as usize;
             let mut v = KVec::with_capacity(n, GFP_KERNEL)?;
             for _ in 0..n {
                 v.push(AtomicI32::new(0), GFP_KERNEL)?;
@@ -269,7 +269,7 @@ impl Path {
         dst: SockAddr,
         for_new: bool,
     ) -> Result<Arc<Self>> {
-        let con_num = rb::cpu::nr_cpu_ids() + core.nr_poll_queues + 1;
+        let con_num = rb::cpu::nr_cpu_ids().get() + core.nr_poll_queues + 1;
         let cons = ConSlots::new(con_num)?;
         Arc::pin_init(
             try_pin_init!(Path {
@@ -277,7 +277,7 @@ impl Path {
                 uuid: rb::random::uuid(),
                 dst,
                 con_num,
-                irq_con_num: rb::cpu::nr_cpu_ids() + 1,
+                irq_con_num: rb::cpu::nr_cpu_ids().get() + 1,
                 cons,
                 state: StateCell::new(CltState::Connecting),
                 hb <- Hb::new(),
@@ -871,7 +871,7 @@ impl Path {
         fill: &dyn Fn(&mut [u8]) -> Result<usize>,
     ) -> Result {
         let cid = match parts.con_type {
-            ConType::Io => rem(parts.cpu, self.irq_con_num - 1) + 1,
+            ConType::Io => parts.cpu % rb::cpu::nr_cpu_ids() + 1,
             ConType::Admin => 0,
         };
         self.cons.with(cid as u16, |id| {

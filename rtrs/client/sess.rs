@@ -16,9 +16,9 @@ use rb::rcu::{self, new_rcu_vec, RcuVec, ReadGuard};
 use rb::sync::{new_spinlock_irq, SpinLockIrq};
 use rb::sysfs::Kobject;
 use rb::workqueue::OwnedQueue;
+use rtrs_common::kerr;
 use rtrs_common::name::NameBuf;
 use rtrs_common::sockaddr::same_addr;
-use rtrs_common::{kerr, rem};
 use rtrs_proto::imm::{imm_bits, MAX_IMM_PAYL_BITS};
 use rtrs_proto::msg::{check_pathname, Uuid, MAX_PATHS_NUM};
 use rtrs_proto::path_sel::{MpPolicy, PathIter, PathSnapshot, RrCursor};
@@ -100,7 +100,7 @@ impl Core {
         for (s, p) in snaps.iter_mut().zip(paths.iter()) {
             *s = p.snapshot();
         }
-        let cpu = rem(current_cpu(), self.rr.len() as u32) as usize;
+        let cpu = (current_cpu() % nr_cpu_ids()) as usize;
         let slot = self.rr.get(cpu);
         let last = slot.map_or(usize::MAX, |s| s.load(Ordering::Relaxed));
         let mut cursor = RrCursor::at((last != usize::MAX).then_some(last));
@@ -288,8 +288,8 @@ impl Sess {
         }
         sessname.set(name);
         let paths_num = args.paths.len();
-        let mut rr = KVec::with_capacity(nr_cpu_ids() as usize, GFP_KERNEL)?;
-        for _ in 0..nr_cpu_ids() {
+        let mut rr = KVec::with_capacity(nr_cpu_ids().get() as usize, GFP_KERNEL)?;
+        for _ in 0..nr_cpu_ids().get() {
             rr.push(AtomicUsize::new(usize::MAX), GFP_KERNEL)?;
         }
         let core = Arc::pin_init(

@@ -21,25 +21,6 @@ pub fn kerr(e: rtrs_proto::error::Error) -> kernel::error::Error {
     kernel::error::Error::from_errno(e.to_errno())
 }
 
-/// `a / b`, 0 if `b` is 0. Checked arithmetic: a plain division by a runtime
-/// value leaves a panic path that 6.12's objtool does not know.
-pub fn div(a: u32, b: u32) -> u32 {
-    a.checked_div(b).unwrap_or(0)
-}
-
-/// `a % b`, 0 if `b` is 0 (see [`div`]).
-pub fn rem(a: u32, b: u32) -> u32 {
-    a.checked_rem(b).unwrap_or(0)
-}
-
-/// `a / b` rounded up, 0 if `b` is 0 (see [`div`]).
-pub fn div_ceil(a: u32, b: u32) -> u32 {
-    match b {
-        0 => 0,
-        _ => div(a, b) + (rem(a, b) != 0) as u32,
-    }
-}
-
 /// Where a `#[track_caller]` function was called from, as `file.rs:line`
 /// (the build directory left out), for log lines that say why.
 pub struct CallSite(&'static core::panic::Location<'static>);

@@ -8,6 +8,7 @@ use super::abi::OpSlots;
 use super::conn::{Con, ConExt};
 use super::sess::Session;
 use super::sysfs::PathFiles;
+use core::num::NonZeroU32;
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
@@ -29,13 +30,17 @@ use rtrs_common::hb::{Hb, HbPath, HB_WORK};
 pub(crate) use rtrs_common::name::NameBuf;
 use rtrs_common::slots::ConSlots;
 use rtrs_common::sockaddr::same_addr;
-use rtrs_common::{div, div_ceil, rem};
 use rtrs_proto::imm::{ChunkLayout, Imm};
 use rtrs_proto::msg::{
     ConnReq, InfoReq, InfoRsp, IoReq, IoReqFault, RdmaMsg, RkeyRsp, SgDesc, SgList, Uuid,
     MAX_PATHS_NUM, MSG_NEED_INVAL_F, SERVICE_CON_QUEUE_DEPTH,
 };
 use rtrs_proto::state::{Changed, SrvState, StateCell};
+
+/// `a / b` rounded up.
+fn div_ceil(a: u32, b: NonZeroU32) -> u32 {
+    a / b + u32::from(a % b != 0)
+}
 
 /// What the server remembers about an IO between the request and the
 /// upper layer's answer. Written before `OpSlots::start` publishes the IO,
@@ -143,7 +148,7 @@ pub(crate) struct Path {
     pub(crate) cons: ConSlots<Path>,
     pub(crate) pd: Arc<Pd>,
     pub(crate) mrs: KVec<SrvMr>,
-    chunks_per_mr: u32,
+    chunks_per_mr: NonZeroU32,
     pub(crate) layout: ChunkLayout,
     pub(crate) ops: OpSlots<Path>,
     op_state: KVec<OpState>,
@@ -195,16 +200,21 @@ impl Path {
         // `map_cont_bufs()`: one MR per chunk to invalidate them one by one,
         // else as many chunks per MR as the device registers at once.
         let (mrs_num, chunks_per_mr) = if p.always_invalidate {
-            (qd, 1)
+            (qd, NonZeroU32::MIN)
         } else {
-            let per = dev.attrs().max_fast_reg_page_list_len.max(1);
+            // A device registers one page at least.
+            let per =
+                NonZeroU32::new(dev.attrs().max_fast_reg_page_list_len).unwrap_or(NonZeroU32::MIN);
             let n = div_ceil(qd, per);
-            (n, div_ceil(qd, n))
+            (
+                n,
+                NonZeroU32::new(div_ceil(qd, NonZeroU32::new(n).ok_or(EINVAL)?)).ok_or(EINVAL)?,
+            )
         };
         let mut mrs = KVec::with_capacity(mrs_num as usize, GFP_KERNEL)?;
         for i in 0..mrs_num {
-            let first = i * chunks_per_mr;
-            let count = chunks_per_mr.min(qd - first);
+            let first = i * chunks_per_mr.get();
+            let count = chunks_per_mr.get().min(qd - first);
             let map = BlocksMap::new(&pd, &sess.pages, first, count)?;
             let mut mr = Mr::new(&pd, map.dma_nents())?;
             let n = mr.map_sg_owned(&map, map.dma_nents(), p.max_chunk_size)?;
@@ -326,7 +336,7 @@ impl Path {
     fn next_cq_vector(&self) -> u32 {
         let n = self.pd.device().num_comp_vectors();
         let mut inner = self.inner.lock();
-        inner.cq_vector = rem(inner.cq_vector.wrapping_add(1), n);
+        inner.cq_vector = inner.cq_vector.wrapping_add(1) % n;
         inner.cq_vector
     }
 
@@ -402,7 +412,7 @@ impl Path {
     /// `process_io_req()`: a request arrived in chunk `id` at `off`.
     pub(crate) fn process_io_req(self: &Arc<Self>, conn: &CmIdRef<Con>, id: u32, off: u32) {
         let max_chunk = self.params().max_chunk_size;
-        let Some(mr) = self.mrs.get(div(id, self.chunks_per_mr) as usize) else {
+        let Some(mr) = self.mrs.get((id / self.chunks_per_mr) as usize) else {
             return self.close_on_bad_id(id);
         };
         let _ = mr.map.sync_for_cpu(id, max_chunk as usize);
@@ -628,7 +638,7 @@ impl Path {
         };
         let mr = self
             .mrs
-            .get(div(id, self.chunks_per_mr) as usize)
+            .get((id / self.chunks_per_mr) as usize)
             .ok_or(EINVAL)?;
         let data = Sge::new(mr.map.block_addr(id)?, len, self.pd.local_dma_lkey());
         mr.map.sync_for_device(id, len as usize)?;

@@ -3,6 +3,7 @@
 //! An RDMA device (`struct ib_device`), borrowed or held by a reference that
 //! keeps it registered.
 
+use core::num::NonZeroU32;
 use core::ptr::NonNull;
 use kernel::prelude::*;
 use kernel::types::Opaque;
@@ -37,10 +38,11 @@ impl Device {
     }
 
     /// Number of completion vectors (interrupt lines) of the device.
-    pub fn num_comp_vectors(&self) -> u32 {
+    pub fn num_comp_vectors(&self) -> NonZeroU32 {
         // SAFETY: `self` is valid; the field is set at registration.
         let n = unsafe { (*self.as_raw()).num_comp_vectors };
-        n.max(1) as u32
+        // Drivers set one at least; one if a driver said none.
+        NonZeroU32::new(u32::try_from(n).unwrap_or(0)).unwrap_or(NonZeroU32::MIN)
     }
 
     /// Attributes of the device that limit what a ULP may ask for.
