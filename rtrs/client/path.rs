@@ -37,7 +37,7 @@ use rtrs_proto::msg::{
     MSG_NEW_RKEY_F, SERVICE_CON_QUEUE_DEPTH,
 };
 use rtrs_proto::path_sel::PathSnapshot;
-use rtrs_proto::reconnect::{RECONNECT_BACKOFF_MS, RECONNECT_SEED};
+use rtrs_proto::reconnect::{Attempts, RECONNECT_BACKOFF_MS, RECONNECT_SEED};
 use rtrs_proto::state::{CltState, StateCell};
 
 /// How long a closing path waits for the server to confirm that its side of
@@ -175,9 +175,8 @@ struct PathInner {
     hca: (NameBuf, u32),
     /// CON_REQ's `first_conn`: a new client session for the server.
     first_conn: bool,
-    /// Reconnect attempts since the path was last up; `u32::MAX` when the
-    /// server changed its queue depth and only a manual reconnect may try.
-    attempts: u32,
+    /// Reconnect attempts since the path was last up.
+    attempts: Attempts,
     /// Established connections (C's `connected_cnt`).
     connected: u32,
     /// Connections established whose close the server has not confirmed:
@@ -290,7 +289,7 @@ impl Path {
                         srv: SrvParams::default(),
                         hca: (NameBuf::new(), 0),
                         first_conn: for_new,
-                        attempts: 0,
+                        attempts: Attempts::NONE,
                         connected: 0,
                         unconfirmed: 0,
                     },
@@ -446,7 +445,7 @@ impl Path {
         let pages = {
             let mut inner = self.inner.lock();
             if inner.srv.queue_depth > 0 && qd != inner.srv.queue_depth {
-                inner.attempts = u32::MAX;
+                inner.attempts = Attempts::Stopped;
                 None
             } else {
                 inner.srv = SrvParams {
@@ -635,7 +634,7 @@ impl Path {
                 self.core.path_up();
                 self.stats.reconnect_ok.fetch_add(1, Ordering::Relaxed);
                 set.established = true;
-                self.inner.lock().attempts = 0;
+                self.inner.lock().attempts = Attempts::NONE;
                 Hb::start(self);
                 Ok(())
             }
@@ -788,7 +787,7 @@ impl Path {
     pub(crate) fn reconnect_now(self: &Arc<Self>) -> Result {
         let (changed, old) = self.change_state(CltState::Reconnecting);
         if changed {
-            self.inner.lock().attempts = 0;
+            self.inner.lock().attempts = Attempts::NONE;
             self.stop_and_destroy_conns();
             DelayedWork::<Path, RECONNECT_WORK>::schedule(self, &self.core.wq, 0);
         }
@@ -1129,15 +1128,7 @@ impl DelayedWorkItem<RECONNECT_WORK> for Path {
             return;
         }
         let max = this.core.max_reconnect_attempts.load(Ordering::Relaxed);
-        let out = {
-            let mut inner = this.inner.lock();
-            let out = inner.attempts >= max;
-            if !out {
-                inner.attempts += 1;
-            }
-            out
-        };
-        if out {
+        if !this.inner.lock().attempts.take(max) {
             // Out of attempts: close the path for good.
             this.close_conns(false);
             return;

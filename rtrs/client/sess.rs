@@ -6,7 +6,7 @@
 use super::abi::{Attrs, CltLinkEv, LinkOps, OpenArgs, Permits, Request};
 use super::path::{Path, Submit};
 use super::sysfs::{PathFiles, SessDev};
-use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicI32, AtomicU32, AtomicUsize, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
 use kernel::{c_str, new_mutex};
@@ -57,8 +57,8 @@ pub(crate) struct Core {
     pub(crate) paths_uuid: Uuid,
     link: LinkOps,
     pub(crate) reconnect_delay_ms: u32,
-    /// Attempts before a path gives up (unsigned: -1 means forever).
-    pub(crate) max_reconnect_attempts: AtomicU32,
+    /// Attempts before a path gives up; -1 means forever.
+    pub(crate) max_reconnect_attempts: AtomicI32,
     pub(crate) mp_policy: AtomicU32,
     pub(crate) nr_poll_queues: u32,
     /// The paths, as IO walks them without a lock (C's `paths_list`
@@ -299,7 +299,7 @@ impl Sess {
                 paths_uuid: rb::random::uuid(),
                 link: args.link,
                 reconnect_delay_ms: u32::from(args.reconnect_delay_sec) * 1000,
-                max_reconnect_attempts: AtomicU32::new(args.max_reconnect_attempts as i32 as u32),
+                max_reconnect_attempts: AtomicI32::new(args.max_reconnect_attempts.into()),
                 mp_policy: AtomicU32::new(MpPolicy::MinInflight.id() as u32),
                 nr_poll_queues: args.nr_poll_queues,
                 paths <- new_rcu_vec!("rtrs_clt_paths"),

@@ -121,7 +121,7 @@ impl Attribute for MaxReconnectAttempts {
     const MODE: u16 = 0o644;
 
     fn show(f: &SessFiles, page: &mut Page<'_>) -> Result {
-        let v = f.core.max_reconnect_attempts.load(Ordering::Relaxed) as i32;
+        let v = f.core.max_reconnect_attempts.load(Ordering::Relaxed);
         Ok(writeln!(page, "{v}")?)
     }
 
@@ -140,9 +140,7 @@ impl Attribute for MaxReconnectAttempts {
             );
             rtrs_common::kerr(e)
         })?;
-        f.core
-            .max_reconnect_attempts
-            .store(v as u32, Ordering::Relaxed);
+        f.core.max_reconnect_attempts.store(v, Ordering::Relaxed);
         Ok(input.len())
     }
 }

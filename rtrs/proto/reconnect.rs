@@ -43,6 +43,34 @@ pub const fn reconnect_exhausted(attempts: u32, max_reconnect_attempts: i32) -> 
     attempts >= max_reconnect_attempts as u32
 }
 
+/// The reconnect attempts of a client path since it was last connected
+/// (C's `reconnect_attempts`, where -1 stands for [`Attempts::Stopped`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Attempts {
+    /// Tried this many times.
+    Tried(u32),
+    /// The server changed its queue depth, which the session's permits
+    /// cannot follow: only a manual `reconnect` may try again.
+    Stopped,
+}
+
+impl Attempts {
+    /// No attempt yet: the path was connected, or a user asked for it.
+    pub const NONE: Self = Self::Tried(0);
+
+    /// Counts one more attempt and returns `true`, or returns `false`
+    /// when `max_reconnect_attempts` are used up or reconnecting stopped.
+    pub fn take(&mut self, max_reconnect_attempts: i32) -> bool {
+        match *self {
+            Self::Tried(n) if !reconnect_exhausted(n, max_reconnect_attempts) => {
+                *self = Self::Tried(n + 1);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
 /// The value of a write to sysfs `max_reconnect_attempts`
 /// (`max_reconnect_attempts_store()`): a decimal `int` in
 /// [`MIN_MAX_RECONN_ATT`]`..=`[`MAX_MAX_RECONN_ATT`]; the `kstrtoint()`
@@ -83,6 +111,26 @@ mod tests {
         assert!(reconnect_exhausted(u32::MAX, -1));
         // reconnect_attempts = -1 (queue depth changed) stops for good.
         assert!(reconnect_exhausted(u32::MAX, 9999));
+    }
+
+    #[test]
+    fn attempts_count_up_to_max() {
+        let mut a = Attempts::NONE;
+        assert!(a.take(2));
+        assert!(a.take(2));
+        assert!(!a.take(2));
+        assert_eq!(a, Attempts::Tried(2));
+        let mut a = Attempts::NONE;
+        assert!(!a.take(0));
+        let mut a = Attempts::Tried(1_000_000);
+        assert!(a.take(-1));
+        assert_eq!(a, Attempts::Tried(1_000_001));
+        // A stopped path never tries on its own, not even with -1.
+        for max in [-1, 0, 9999] {
+            let mut a = Attempts::Stopped;
+            assert!(!a.take(max));
+            assert_eq!(a, Attempts::Stopped);
+        }
     }
 
     #[test]
