@@ -9,7 +9,8 @@
 //! SEND/RECV with immediate data, RDMA WRITE with immediate data (the server
 //! compares the bytes), RDMA READ of what was written and of what the server
 //! wrote itself, re-keying of the server's MR (LOCAL_INV + REG_MR), READ with
-//! the new key, and a READ with the old key that must fail. Then a request
+//! the new key, two pages the server sends from an MR it re-registers for
+//! each (`Mr::map_sg_next_key`), and a READ with the old key that must fail. Then a request
 //! with a wrong handshake must be rejected with the server's private data.
 //! Connection B stays up after loading, for the device-removal test, and
 //! drops itself from its own handler when it goes away.
@@ -27,8 +28,8 @@ mod active;
 
 use active::ActiveConn;
 use common::{
-    Kind, Msg, CLT_SEED, HELLO, IMM_PING, IMM_WRITTEN, LIVE, MSG, NRECV, SRV_OFF, SRV_SEED,
-    WELCOME, WRITE_LEN, WRITE_OFF,
+    Kind, Msg, CLT_SEED, HELLO, IMM_PING, IMM_WRITTEN, LIVE, MSG, NRECV, PUSH_LEN, PUSH_SEED,
+    SRV_OFF, SRV_SEED, WELCOME, WRITE_LEN, WRITE_OFF,
 };
 use rb::net::SockAddr;
 use rb::sync::{new_spinlock_bh, new_waitable, SpinLockBh, Waitable};
@@ -66,6 +67,10 @@ struct State {
     reject_len: usize,
     inbox: Option<Msg>,
     rdma: Option<(bool, u32)>,
+    /// Seed of the push page expected next.
+    push_seed: u8,
+    /// Bytes of the last push page that differ from `push_seed`'s pattern.
+    pushed: Option<usize>,
 }
 
 /// Where a held connection lives, so that its handler can drop it.
@@ -121,6 +126,8 @@ impl CltConn {
             reject_len: 0,
             inbox: None,
             rdma: None,
+            push_seed: 0,
+            pushed: None,
         };
         let conn = Arc::pin_init(
             try_pin_init!(CltConn {
@@ -171,7 +178,11 @@ impl CltConn {
     fn post_recv(id: &CmIdRef<Self>, i: usize) -> Result {
         let h = id.handler();
         let addr = h.addr(|b| b.recv.get(i).ok_or(EINVAL)?.dma_addr(0))?;
-        let sge = [Sge::new(addr, MSG as u32, h.lkey.load(Ordering::Relaxed))];
+        let sge = [Sge::new(
+            addr,
+            PUSH_LEN as u32,
+            h.lkey.load(Ordering::Relaxed),
+        )];
         id.post_recv(|h: &Self| Ok([RecvWr::new(&h.recv[i].cqe, &sge)]))
     }
 
@@ -193,6 +204,39 @@ impl CltConn {
         let addr = h.addr(|b| b.data.dma_addr(local))?;
         let sge = [Sge::new(addr, len as u32, h.lkey.load(Ordering::Relaxed))];
         id.post_send(|h: &Self| Ok([SendWr::new(&h.rdma_cqe, op, &sge, SendFlags::SIGNALED)]))
+    }
+
+    /// Bytes of receive buffer `idx` that differ from `pattern(seed)`.
+    fn recv_diff(&self, idx: usize, seed: u8) -> Result<usize> {
+        let g = self.bufs.lock();
+        let buf = g.as_ref().ok_or(ENODEV)?.recv.get(idx).ok_or(EINVAL)?;
+        let mut chunk = [0u8; 256];
+        let mut bad = 0;
+        for off in (0..PUSH_LEN).step_by(chunk.len()) {
+            buf.read(off, &mut chunk)?;
+            bad += chunk
+                .iter()
+                .enumerate()
+                .filter(|(i, x)| **x != common::pattern(seed, off + i))
+                .count();
+        }
+        Ok(bad)
+    }
+
+    /// Asks the server for push page `round % 2` and waits for it: the
+    /// bytes that differ from its pattern, `None` if it did not come.
+    fn push(&self, id: &CmIdRef<Self>, round: u32) -> Result<Option<usize>> {
+        self.state.update(|s| {
+            s.push_seed = PUSH_SEED + (round % 2) as u8;
+            s.pushed = None;
+        });
+        Self::send(id, Msg::new(Kind::Push, round, 0, 0), None)?;
+        let mut got = None;
+        self.state.wait_for(10_000, |s| {
+            got = s.pushed.take();
+            got.is_some()
+        });
+        Ok(got)
     }
 
     /// Bytes of `data[local..local + len]` that differ from `pattern(seed)`.
@@ -226,17 +270,25 @@ impl CqeHandler<0> for RecvSlot {
             return;
         }
         let h = id.handler();
-        let mut m = [0u8; MSG];
-        let read = h
-            .bufs
-            .lock()
-            .as_ref()
-            .map(|b| b.recv[self.idx].read(0, &mut m));
-        if wc.byte_len() as usize == MSG && matches!(read, Some(Ok(()))) {
-            let msg = Msg::decode(&m);
-            h.state.update(|s| s.inbox = Some(msg));
-        } else {
-            pr_err!("bad receive: {} bytes\n", wc.byte_len());
+        match wc.byte_len() as usize {
+            MSG => {
+                let mut m = [0u8; MSG];
+                let read = h
+                    .bufs
+                    .lock()
+                    .as_ref()
+                    .map(|b| b.recv[self.idx].read(0, &mut m));
+                if matches!(read, Some(Ok(()))) {
+                    let msg = Msg::decode(&m);
+                    h.state.update(|s| s.inbox = Some(msg));
+                }
+            }
+            PUSH_LEN => {
+                let seed = h.state.lock().push_seed;
+                let bad = h.recv_diff(self.idx, seed).unwrap_or(PUSH_LEN);
+                h.state.update(|s| s.pushed = Some(bad));
+            }
+            n => pr_err!("bad receive: {} bytes\n", n),
         }
         if let Err(e) = CltConn::post_recv(id, self.idx) {
             pr_err!("re-posting receive failed: {:?}\n", e);
@@ -280,7 +332,10 @@ impl ActiveConn for CltConn {
         let pd = Arc::new(Pd::new(dev, 0)?, GFP_KERNEL)?;
         let mut recv = KVec::with_capacity(NRECV, GFP_KERNEL)?;
         for _ in 0..NRECV {
-            recv.push(DmaBuf::new(dev, MSG, DmaDirection::FromDevice)?, GFP_KERNEL)?;
+            recv.push(
+                DmaBuf::new(dev, PUSH_LEN, DmaDirection::FromDevice)?,
+                GFP_KERNEL,
+            )?;
         }
         let send = DmaBuf::new(dev, MSG, DmaDirection::ToDevice)?;
         let data = DmaBuf::new(dev, DATA, DmaDirection::Bidirectional)?;
@@ -478,6 +533,18 @@ fn run_a(c: &mut Checks) -> Result {
             bad
         ),
     );
+
+    for round in 0..2 {
+        let bad = conn.push(&id, round)?;
+        c.check(
+            bad == Some(0),
+            format_args!(
+                "A: a page sent from an MR registered under a new key arrives intact \
+                 (round {}, {:?} differ)",
+                round, bad
+            ),
+        );
+    }
 
     CltConn::send(&id, Msg::new(Kind::Rekey, 0, 0, 0), None)?;
     let info2 = conn.take_msg(10_000, Kind::Info);

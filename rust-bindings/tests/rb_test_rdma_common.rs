@@ -33,6 +33,11 @@ pub(crate) const SRV_SEED: u8 = 7;
 pub(crate) const CLT_SEED: u8 = 1;
 /// Size of a control message.
 pub(crate) const MSG: usize = 32;
+/// Size of what the server sends from its push pages, and of the client's
+/// receive buffers.
+pub(crate) const PUSH_LEN: usize = 4096;
+/// Seed of push page 0; page 1 has the next seed.
+pub(crate) const PUSH_SEED: u8 = 9;
 /// Receives kept posted per connection.
 pub(crate) const NRECV: usize = 4;
 
@@ -53,6 +58,9 @@ pub(crate) enum Kind {
     WriteCheck = 4,
     /// Client: invalidate and re-register the chunks under a new key.
     Rekey = 5,
+    /// Client: register push page `a % 2` under a new key and send it
+    /// from the registration (`PUSH_LEN` bytes, not a message).
+    Push = 6,
 }
 
 /// A control message: a kind and three values, little endian.

@@ -6,7 +6,10 @@
 //!
 //! It listens on all devices, adopts connection requests that say `HELLO`,
 //! registers `NCHUNKS` page chunks with a fast-reg MR, answers pings, checks
-//! the bytes the client RDMA-writes, and re-keys the MR on request. A
+//! the bytes the client RDMA-writes, and re-keys the MR on request. On a
+//! push request it maps one of two pages into a second MR as a client of
+//! RTRS maps an IO (`Mr::map_sg_next_key`), and sends the page from that
+//! registration, so the SGE must carry the MR's new local key. A
 //! connection that disconnects or loses its device is dropped from inside its
 //! own event handler.
 
@@ -18,7 +21,10 @@ use kernel::{new_mutex, try_pin_init};
 #[path = "rb_test_rdma_common.rs"]
 mod common;
 
-use common::{Kind, Msg, CHUNK, HELLO, IMM_PING, IMM_WRITTEN, LIVE, MSG, NCHUNKS, NRECV, WELCOME};
+use common::{
+    Kind, Msg, CHUNK, HELLO, IMM_PING, IMM_WRITTEN, LIVE, MSG, NCHUNKS, NRECV, PUSH_LEN, PUSH_SEED,
+    WELCOME,
+};
 use rb::kvec::VecExt;
 use rb::net::SockAddr;
 use rb::sync::{new_spinlock_bh, SpinLockBh};
@@ -66,17 +72,24 @@ struct SrvConn {
     chunks: Arc<PageBlocks>,
     map: BlocksMap,
     mr: Mr,
+    /// Push pages 0 and 1, each mapped on its own, and the MR they take
+    /// turns in.
+    _push: Arc<PageBlocks>,
+    push_maps: [BlocksMap; 2],
+    push_mr: Mr,
     recv: KVec<RecvIu>,
     #[pin]
     send: SpinLockBh<DmaBuf>,
     send_cqe: Cqe<SrvConn, 1>,
     reg_cqe: Cqe<SrvConn, 2>,
     inv_cqe: Cqe<SrvConn, 3>,
+    push_cqe: Cqe<SrvConn, 4>,
     old_rkey: AtomicU32,
 }
 impl_has_cqe!(impl HasCqe<1> for SrvConn { self.send_cqe });
 impl_has_cqe!(impl HasCqe<2> for SrvConn { self.reg_cqe });
 impl_has_cqe!(impl HasCqe<3> for SrvConn { self.inv_cqe });
+impl_has_cqe!(impl HasCqe<4> for SrvConn { self.push_cqe });
 
 #[pinned_drop]
 impl PinnedDrop for SrvConn {
@@ -153,6 +166,34 @@ impl SrvConn {
         }
     }
 
+    /// Maps push page `round % 2` into the push MR under a new key, then
+    /// invalidates the old key (after the first round), registers, and
+    /// sends the page from the registration, in one chain.
+    fn push(conn: &CmIdRef<Self>, round: u32) -> Result {
+        let h = conn.handler();
+        let map = &h.push_maps[(round % 2) as usize];
+        let old = h.push_mr.rkey();
+        let reg = h.push_mr.map_sg_next_key(map, PUSH_LEN as u32)?;
+        let sge = [reg.sge()];
+        conn.post_chain::<3, _>(|h: &Self, chain| {
+            if round > 0 {
+                let inv = SendOp::LocalInv(old);
+                chain.push(SendWr::new(&h.push_cqe, inv, &[], SendFlags::empty()))?;
+            }
+            let reg = SendOp::RegMr {
+                mr: &h.push_mr,
+                access: Access::LOCAL_WRITE,
+            };
+            chain.push(SendWr::new(&h.push_cqe, reg, &[], SendFlags::empty()))?;
+            chain.push(SendWr::new(
+                &h.push_cqe,
+                SendOp::Send,
+                &sge,
+                SendFlags::SIGNALED,
+            ))
+        })
+    }
+
     fn info(&self) -> Msg {
         let (iova, len) = self.mr.mapping();
         Msg::new(
@@ -202,6 +243,11 @@ impl SrvConn {
                     let msg = Msg::decode(&m);
                     if msg.is(Kind::Ping) && wc.imm_data() == Some(IMM_PING) {
                         Some(Msg::new(Kind::Pong, msg.a.wrapping_add(1), msg.b, 0))
+                    } else if msg.is(Kind::Push) {
+                        if let Err(e) = Self::push(conn, msg.a) {
+                            pr_err!("push {} failed: {:?}\n", msg.a, e);
+                        }
+                        None
                     } else if msg.is(Kind::Rekey) {
                         let old = h.mr.rkey();
                         h.old_rkey.store(old, Ordering::Relaxed);
@@ -300,6 +346,16 @@ impl CqeHandler<3> for SrvConn {
     }
 }
 
+impl CqeHandler<4> for SrvConn {
+    type Conn = SrvConn;
+
+    fn done(&self, _conn: &CmIdRef<SrvConn>, wc: &Wc<'_>) {
+        if !wc.is_ok() && !wc.is_flushed() {
+            pr_err!("push: {:?} failed: {}\n", wc.opcode(), wc.status_msg());
+        }
+    }
+}
+
 impl CmHandler for SrvConn {
     fn event(&self, id: &CmIdRef<Self>, event: &CmEvent<'_>) {
         pr_info!("event {}\n", event.name());
@@ -365,6 +421,22 @@ impl Ctx {
             pr_err!("MR mapped {} of {} entries\n", n, map.dma_nents());
             return Err(EINVAL);
         }
+        let mut push = PageBlocks::new(2, PUSH_LEN)?;
+        for page in 0..2 {
+            let seed = PUSH_SEED + page as u8;
+            for off in (0..PUSH_LEN).step_by(b.len()) {
+                for (i, x) in b.iter_mut().enumerate() {
+                    *x = common::pattern(seed, off + i);
+                }
+                push.write(page, off, &b)?;
+            }
+        }
+        let push = Arc::new(push, GFP_KERNEL)?;
+        let push_maps = [
+            BlocksMap::new(&pd, &push, 0, 1)?,
+            BlocksMap::new(&pd, &push, 1, 1)?,
+        ];
+        let push_mr = Mr::new(&pd, 1)?;
         let mut recv = KVec::with_capacity(NRECV, GFP_KERNEL)?;
         for idx in 0..NRECV {
             let buf = DmaBuf::new(dev, MSG, DmaDirection::FromDevice)?;
@@ -385,11 +457,15 @@ impl Ctx {
                 chunks,
                 map,
                 mr,
+                _push: push,
+                push_maps,
+                push_mr,
                 recv,
                 send <- new_spinlock_bh!(send, "rb_test_srv_send"),
                 send_cqe: Cqe::new(),
                 reg_cqe: Cqe::new(),
                 inv_cqe: Cqe::new(),
+                push_cqe: Cqe::new(),
                 old_rkey: AtomicU32::new(0),
             }? Error),
             GFP_KERNEL,
