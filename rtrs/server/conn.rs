@@ -20,6 +20,15 @@ use rtrs_proto::state::SrvState;
 /// A connection of a server path.
 pub(crate) type Con = rtrs_common::con::Con<Path>;
 
+/// Where [`ConExt::wait_push`] puts an answer.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WaitAt {
+    /// A new answer: behind those already waiting.
+    Tail,
+    /// The oldest answer, back where it was taken from.
+    Head,
+}
+
 /// The server's fields of a connection.
 ///
 /// # Locking
@@ -45,10 +54,16 @@ impl ConExt {
         }? Error)
     }
 
-    /// Queues the answer to the IO of chunk `id`.
-    pub(crate) fn wait_push(&self, id: u32) {
+    /// Queues the answer to the IO of chunk `id`: at the tail for a new
+    /// answer, back at the head for the oldest one, taken from the list
+    /// and still finding no room, so the list stays oldest first.
+    pub(crate) fn wait_push(&self, id: u32, at: WaitAt) {
+        let mut list = self.wait_list.lock();
         // Capacity for every chunk was reserved: this never allocates.
-        let _ = self.wait_list.lock().push(id, GFP_ATOMIC);
+        let _ = list.push(id, GFP_ATOMIC);
+        if at == WaitAt::Head {
+            list.rotate_right(1);
+        }
     }
 
     /// The oldest answer waiting, if any.

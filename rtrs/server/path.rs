@@ -5,7 +5,7 @@
 //! the IO slots handed to the upper layer, its heartbeat and its close.
 
 use super::abi::OpSlots;
-use super::conn::{Con, ConExt};
+use super::conn::{Con, ConExt, WaitAt};
 use super::sess::Session;
 use super::sysfs::PathFiles;
 use core::num::NonZeroU32;
@@ -549,6 +549,12 @@ impl Path {
 
     /// `rtrs_srv_resp_rdma()`: the upper layer answers IO `id`.
     pub(crate) fn resp_rdma(this: &Arc<Self>, id: u32, status: i32) -> bool {
+        Self::answer(this, id, status, WaitAt::Tail)
+    }
+
+    /// Answers IO `id`, or queues the answer `at` the wait list if the
+    /// send queue is full and returns `false`.
+    fn answer(this: &Arc<Self>, id: u32, status: i32, at: WaitAt) -> bool {
         let Some(st) = this.op_state.get(id as usize) else {
             return true;
         };
@@ -571,7 +577,7 @@ impl Path {
             let h = conn.handler();
             if !h.sq.take() {
                 pr_err!("{}: IB send queue full: cid={}\n", this.name(), cid);
-                h.ext.wait_push(id);
+                h.ext.wait_push(id, at);
                 return Ok(false);
             }
             let read = st.read.load(Ordering::Relaxed);
@@ -717,7 +723,7 @@ impl Path {
     pub(crate) fn process_wait_list(self: &Arc<Self>, con: &Con) {
         while let Some(id) = con.ext.wait_pop() {
             let status = self.op_state[id as usize].status.load(Ordering::Relaxed);
-            if !Self::resp_rdma(self, id, status) {
+            if !Self::answer(self, id, status, WaitAt::Head) {
                 break;
             }
         }
