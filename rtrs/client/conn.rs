@@ -237,8 +237,7 @@ fn cm_error(con: &Con, event: &CmEvent<'_>, err: Error) -> i32 {
 /// `flag_error_on_conn()`: the connection failed with `errno`; an
 /// established one is counted no longer.
 fn flag_error(con: &Con, errno: i32) {
-    let was = con.ext.cm.fail(errno);
-    con.path.con_failed(was == CmOutcome::Established);
+    con.path.con_failed(&con.ext.cm, errno);
 }
 
 /// Before the CM ID is destroyed: no new QP from a late ADDR_RESOLVED, and
@@ -500,9 +499,8 @@ impl Side for Path {
                 .map(|e| e.to_errno()),
             CmEvent::RouteResolved => connect(id).err().map(|e| e.to_errno()),
             CmEvent::Established { private_data } => match established(id, private_data) {
-                Ok(()) if con.ext.cm.establish() => {
+                Ok(()) if path.con_up(&con.ext.cm) => {
                     let _ = con.ext.close.change(CloseConfirm::Unconfirmed);
-                    path.con_up();
                     None
                 }
                 // Failed (retired) meanwhile: no QP of it is used again.

@@ -29,7 +29,7 @@ use rtrs_common::kerr;
 use rtrs_common::name::NameBuf;
 use rtrs_common::slots::ConSlots;
 use rtrs_common::sysfs::addrs_name;
-use rtrs_proto::con::CmOutcome;
+use rtrs_proto::con::{CmCell, CmOutcome};
 use rtrs_proto::hb::{HB_INTERVAL_MS, HB_MISSED_MAX};
 use rtrs_proto::imm::Imm;
 use rtrs_proto::msg::{
@@ -213,8 +213,9 @@ const RECONNECT_WORK: u64 = 2;
 /// - `inner` is a leaf towards the session: dropped before calling into
 ///   `Core`. The path's name is read under it ([`Path::name`]), so nothing
 ///   logs while holding it. Its wait queue is every waiter's of the path:
-///   what changes under the lock wakes them (`update`); so do changes of
-///   `state` and of a connection's CM outcome (`notify`).
+///   what changes under the lock wakes them (`update`), a connection's CM
+///   outcome among them ([`Path::con_up`]); so do changes of `state`
+///   (`notify`).
 /// - The IO path and completions read `state`, `cons` (under RCU), `hb`,
 ///   `inflight` and `stats` without a lock.
 #[pin_data]
@@ -334,7 +335,7 @@ impl Path {
     }
 
     /// Wakes those waiting on the path after a change outside `inner` (the
-    /// state, a connection's CM outcome).
+    /// state).
     fn notify(&self) {
         self.inner.notify_all_locked();
     }
@@ -354,12 +355,20 @@ impl Path {
         self.inner.lock().first_conn
     }
 
-    /// A connection is established.
-    pub(crate) fn con_up(&self) {
+    /// A connection's ESTABLISHED event: unless it failed meanwhile, its
+    /// outcome becomes `Established` and it is counted; returns whether.
+    ///
+    /// `cm` changes to and from `Established` only under `inner`, in this
+    /// and [`Path::con_failed`], so the counts follow it exactly.
+    pub(crate) fn con_up(&self, cm: &CmCell) -> bool {
         self.inner.update(|i| {
-            i.connected += 1;
-            i.unconfirmed += 1;
-        });
+            let up = cm.establish();
+            if up {
+                i.connected += 1;
+                i.unconfirmed += 1;
+            }
+            up
+        })
     }
 
     /// The server confirmed that its side of an established connection is
@@ -369,11 +378,11 @@ impl Path {
             .update(|i| i.unconfirmed = i.unconfirmed.saturating_sub(1));
     }
 
-    /// A connection failed (`flag_error_on_conn()`): counted no longer if it
-    /// was established; its opener is woken either way.
-    pub(crate) fn con_failed(&self, was_established: bool) {
+    /// A connection failed with `errno` (`flag_error_on_conn()`): counted
+    /// no longer if it was established; its opener is woken either way.
+    pub(crate) fn con_failed(&self, cm: &CmCell, errno: i32) {
         self.inner.update(|i| {
-            if was_established {
+            if cm.fail(errno) == CmOutcome::Established {
                 i.connected = i.connected.saturating_sub(1);
             }
         });
