@@ -372,6 +372,7 @@ impl Side for Path {
         site: kernel::c_str!("rtrs_clt_fast_reg_done"),
         what: "Failed IB_WR_REG_MR",
     };
+    const REPOST_FIRST: bool = false;
 
     fn name(&self) -> impl core::fmt::Display + '_ {
         Path::name(self)

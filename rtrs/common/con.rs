@@ -164,8 +164,15 @@ pub trait Side: Send + Sync + Sized + 'static {
     /// A work request on `io_cqe` failed, other than flushed: logs it.
     fn io_failed(con: &Con<Self>, wc: &Wc<'_>);
 
-    /// Posts again the receive(s) that immediate data `imm` arrived in,
-    /// before it is handled; logs a failure.
+    /// Whether the receive(s) of immediate data are posted again before it
+    /// is handled. The server does (C's `rtrs_srv_rdma_done()`): a request
+    /// that comes when its path cannot take the next one is not started.
+    /// The client does after (`rtrs_clt_rdma_done()`): an answer to an IO
+    /// the server has executed is never thrown away.
+    const REPOST_FIRST: bool;
+
+    /// Posts again the receive(s) that immediate data `imm` arrived in;
+    /// logs a failure.
     fn repost(con: &Con<Self>, id: &CmIdRef<Con<Self>>, rx: Rx, imm: &Imm) -> Result;
 
     /// An IO message arrived as immediate data (the server's IO_REQ, the
@@ -328,8 +335,8 @@ impl<S: Side> Con<S> {
     /// `rtrs_clt_rdma_done()` and `rtrs_srv_rdma_done()`: a completion of
     /// `io_cqe` (or of a receive buffer `rx` of the side's ring, or of a
     /// side's request whose completion comes here). Heartbeats are answered
-    /// here; IO messages go to the side, after their receives were posted
-    /// again.
+    /// here; IO messages go to the side, their receives posted again as
+    /// [`Side::REPOST_FIRST`] says.
     pub fn io_done(&self, id: &CmIdRef<Self>, wc: &Wc<'_>, rx: Rx) {
         if !wc.is_ok() {
             if !wc.is_flushed() {
@@ -343,7 +350,7 @@ impl<S: Side> Con<S> {
             WcOpcode::RecvRdmaWithImm => {
                 self.path.hb().seen();
                 let imm = Imm::decode(wc.imm_data().unwrap_or(0));
-                if S::repost(self, id, rx, &imm).is_err() {
+                if S::REPOST_FIRST && S::repost(self, id, rx, &imm).is_err() {
                     self.path.fail();
                     return;
                 }
@@ -362,6 +369,9 @@ impl<S: Side> Con<S> {
                     Imm::HbAck => self.path.hb().acked(),
                     Imm::IoReq { .. } | Imm::IoRsp { .. } => S::io_imm(self, id, wc, imm),
                     other => pr_warn!("{}: Unknown IMM {:?}\n", self.path.name(), other),
+                }
+                if !S::REPOST_FIRST && S::repost(self, id, rx, &imm).is_err() {
+                    self.path.fail();
                 }
             }
             WcOpcode::Recv => {

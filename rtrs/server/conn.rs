@@ -79,6 +79,7 @@ impl Side for Path {
         site: kernel::c_str!("rtrs_srv_reg_mr_done"),
         what: "REG MR failed",
     };
+    const REPOST_FIRST: bool = true;
 
     fn name(&self) -> impl core::fmt::Display + '_ {
         Path::name(self)
