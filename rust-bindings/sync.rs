@@ -174,6 +174,11 @@ impl<T, B: Backend> Waitable<T, B> {
     /// or the state of something else their predicates read): takes and
     /// drops the lock first, so that each waiter either sees the change in
     /// its predicate or is already asleep when woken.
+    ///
+    /// # Locking
+    ///
+    /// Takes the lock: never call it with the lock held, nor from a context
+    /// the lock's backend does not allow (hard IRQ for a bh lock).
     pub fn notify_all_locked(&self) {
         drop(self.state.lock());
         self.changed.notify_all();

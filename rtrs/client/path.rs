@@ -209,7 +209,10 @@ const RECONNECT_WORK: u64 = 2;
 ///   buffers, a request slot's lock. `files` (a mutex) is taken alone.
 /// - `conns` is held while the connections are made, which waits for CM
 ///   events (`init`), and while they are torn down: no CM handler and no
-///   completion takes it.
+///   completion takes it. The teardown calls the user with it held (the
+///   confirmations of failed-over IO, `link_ev`), so the user must not
+///   close or reconnect this path from those callbacks (RNBD does not; it
+///   may issue IO, which takes no path lock).
 /// - `inner` is a leaf towards the session: dropped before calling into
 ///   `Core`. The path's name is read under it ([`Path::name`]), so nothing
 ///   logs while holding it. Its wait queue is every waiter's of the path:
