@@ -2,7 +2,8 @@
 
 //! The pure RTRS protocol (version 2.0, wire-compatible with Linux 6.12):
 //! wire messages, IMM encoding, path addresses, multipath policies, the path
-//! state machines, heartbeat and reconnect arithmetic, sysfs input rules.
+//! state machines, heartbeat and reconnect arithmetic, the session's chunks
+//! and their fences, sysfs input rules.
 //!
 //! Nothing here imports the kernel crate, allocates or panics on input. A
 //! crate of its own: Kbuild compiles it once and the RTRS modules link it;
@@ -14,6 +15,7 @@
 #![forbid(unsafe_code)]
 
 pub mod addr;
+pub mod chunks;
 pub mod con;
 pub mod error;
 pub mod hb;
