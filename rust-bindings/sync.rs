@@ -283,6 +283,41 @@ impl WaitQueue {
         }
     }
 
+    /// [`WaitQueue::wait_event`] for at most `ms` milliseconds
+    /// (`wait_event_timeout()`): `None` if `cond` gave nothing by then.
+    pub fn wait_event_timeout<T>(&self, ms: u32, mut cond: impl FnMut() -> Option<T>) -> Option<T> {
+        if let Some(v) = cond() {
+            return Some(v);
+        }
+        let mut left = crate::workqueue::msecs_to_jiffies(ms) as kernel::ffi::c_long;
+        let mut entry = core::mem::MaybeUninit::<ffi::wait_queue_entry>::uninit();
+        // SAFETY: `entry` is writable and stays at this address until after
+        // `finish_wait`.
+        unsafe { ffi::init_wait_entry(entry.as_mut_ptr(), 0) };
+        let v = loop {
+            // SAFETY: as in `wait_event`.
+            unsafe {
+                ffi::prepare_to_wait_event(
+                    self.raw(),
+                    entry.as_mut_ptr(),
+                    ffi::TASK_UNINTERRUPTIBLE as _,
+                )
+            };
+            if let Some(v) = cond() {
+                break Some(v);
+            }
+            if left <= 0 {
+                break None;
+            }
+            // SAFETY: sleeping in process context, with the task queued;
+            // returns the jiffies left.
+            left = unsafe { ffi::schedule_timeout(left) };
+        };
+        // SAFETY: as in `wait_event`; takes `entry` off the queue.
+        unsafe { ffi::finish_wait(self.raw(), entry.as_mut_ptr()) };
+        v
+    }
+
     /// Whether a thread sleeps (or is about to) on the queue, with a full
     /// barrier first (`wq_has_sleeper()`): a waker that changed the state
     /// calls this before [`WaitQueue::wake_up_all`], to skip it when no one
