@@ -7,11 +7,11 @@
 //! without an answer, the path fails.
 
 use crate::con::{Con, Side};
+use crate::now_ns;
 use crate::slots::ConSlots;
 use core::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
-use kernel::time::Ktime;
 use rb::sync::{new_spinlock_irq, SpinLockIrq};
 use rb::workqueue::{DelayedWork, DelayedWorkItem, OwnedQueue};
 use rtrs_proto::hb::{HbAction, Heartbeat};
@@ -50,10 +50,6 @@ pub struct Hb {
     seen: AtomicBool,
     /// The last heartbeat's round trip (`hb_cur_latency`).
     latency_ns: AtomicI64,
-}
-
-fn now_ns() -> i64 {
-    Ktime::ktime_get().to_ns()
 }
 
 impl Hb {

@@ -16,6 +16,11 @@ pub mod slots;
 pub mod sockaddr;
 pub mod sysfs;
 
+/// The monotonic clock in nanoseconds (`ktime_get()`).
+pub fn now_ns() -> i64 {
+    kernel::time::Ktime::ktime_get().to_ns()
+}
+
 /// A protocol error as a kernel error (same errno).
 pub fn kerr(e: rtrs_proto::error::Error) -> kernel::error::Error {
     kernel::error::Error::from_errno(e.to_errno())
