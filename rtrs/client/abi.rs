@@ -16,17 +16,19 @@
 //! of a [`Permits`] pool that the session owns and frees only after every
 //! permit is back.
 
+use super::chunks::ChunkPool;
 use super::sess::Sess;
 use core::ptr::NonNull;
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::AtomicUsize;
 use kernel::alloc::{flags::GFP_KERNEL, KVec};
 use kernel::ffi::{c_char, c_int, c_uint};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 use rb::ffi;
 use rb::net::SockAddr;
-use rb::sync::{new_wait_queue, WaitQueue};
 use rb_rdma::BorrowedSg;
+use rtrs_common::name::NameBuf;
+use rtrs_proto::chunks::{words_for, Bitmap, Fence};
 
 /// A link event for the upper layer (`enum rtrs_clt_link_ev`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,91 +80,80 @@ struct PermitC {
     mem_off: u32,
 }
 
-/// The permits of a session: one per server chunk, taken by the user for
-/// each IO and given back after its confirmation, often from softirq
-/// (`permits`, `permits_map`, `permits_wait`). Taking and giving back are
-/// lock-free; a taker that finds none sleeps on `wait`, and a giver wakes
-/// it if one sleeps there.
+/// The permits of a session: as many as the server has chunks, taken by
+/// the user for each IO and given back after its confirmation, often from
+/// softirq (`permits`, `permits_map`, `permits_wait`). Each taken permit
+/// holds a chunk of `chunks`, its own while no chunk is fenced, until its
+/// IO fails over from a path whose close is not confirmed: then the chunk
+/// goes to that path's fence and the permit moves to a free one
+/// ([`Permits::move_out`], [`Permits::move_to`]). Taking and giving back
+/// are lock-free; a taker that finds no permit or no chunk sleeps in
+/// `chunks`.
 ///
 /// # Invariants
 ///
-/// `mem` holds `n` `PermitC`s, `stride` bytes apart, at fixed addresses;
-/// their `mem_id`/`mem_off` never change; `con_type`/`cpu_id` of a permit
-/// are written only by the holder of its bit in `map`.
+/// `mem` holds `n` `PermitC`s, `stride` bytes apart, at fixed addresses.
+/// `con_type`/`cpu_id` of a permit are written only by the holder of its
+/// bit in `map`, when it takes it; `mem_id`/`mem_off` too, and while its
+/// IO is in flight (between `rtrs_clt_request` and the confirmation, when
+/// neither the user nor the request path reads them) by its failover.
+/// `mem_id` is [`NO_CHUNK`] or a chunk the permit holds in `chunks`.
 #[pin_data]
 pub(crate) struct Permits {
     mem: KVec<u64>,
     stride: usize,
     n: usize,
-    map: KVec<AtomicUsize>,
-    /// Where takers wait for a permit, and `close` for all of them.
+    map: Bitmap<KVec<AtomicUsize>>,
+    /// The server's chunks, and where takers wait (`close` too).
     #[pin]
-    wait: WaitQueue,
+    chunks: ChunkPool,
 }
 
 // SAFETY: the permit memory is written by bit holders only (invariant); the
-// rest are atomics and a wait queue.
+// rest are atomics, a lock and a wait queue.
 unsafe impl Send for Permits {}
 // SAFETY: as above.
 unsafe impl Sync for Permits {}
 
-const BITS: usize = usize::BITS as usize;
+/// `mem_id` of a permit that holds no chunk: its IO's chunk went to a fence
+/// and the IO found no path to fail over to.
+const NO_CHUNK: u32 = u32::MAX;
 
 /// A permit held by the caller, by index.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct PermitId(u32);
 
-impl PermitId {
-    /// Its index, which is also the server chunk it writes to.
-    pub(crate) fn index(self) -> u32 {
-        self.0
-    }
-}
-
 impl Permits {
-    /// `n` free permits, each followed by `pdu_sz` bytes; permit `i` has
-    /// `mem_off = i << mem_shift`.
-    pub(crate) fn new(count: u32, pdu_sz: usize, mem_shift: u32) -> impl PinInit<Self, Error> {
-        let words = (count as usize).div_ceil(BITS);
+    /// `count` free permits of session `sess`, each followed by `pdu_sz`
+    /// bytes, and as many chunks; chunk `c` is at `c << mem_shift` in the
+    /// IMM payload.
+    pub(crate) fn new(
+        sess: NameBuf,
+        count: u32,
+        pdu_sz: usize,
+        mem_shift: u32,
+    ) -> impl PinInit<Self, Error> {
+        let words = words_for(count as usize);
         try_pin_init!(Self {
             stride: (core::mem::size_of::<PermitC>() + pdu_sz).next_multiple_of(8),
             n: count as usize,
-            mem: Self::alloc(count, pdu_sz, mem_shift)?,
+            mem: Self::alloc(count, pdu_sz)?,
             map: {
                 let mut m = KVec::with_capacity(words, GFP_KERNEL)?;
                 for _ in 0..words {
                     m.push(AtomicUsize::new(0), GFP_KERNEL)?;
                 }
-                m
+                Bitmap::new(m, count as usize).ok_or(EINVAL)?
             },
-            wait <- new_wait_queue!("rtrs_clt_permits"),
+            chunks <- ChunkPool::new(sess, count, mem_shift),
         }? Error)
     }
 
-    fn alloc(n: u32, pdu_sz: usize, mem_shift: u32) -> Result<KVec<u64>> {
+    fn alloc(n: u32, pdu_sz: usize) -> Result<KVec<u64>> {
         let stride = (core::mem::size_of::<PermitC>() + pdu_sz).next_multiple_of(8);
         let words = (stride / 8).checked_mul(n as usize).ok_or(EINVAL)?;
-        let mut mem = KVec::from_elem(0u64, words.max(1), GFP_KERNEL)?;
-        for i in 0..n as usize {
-            let p = PermitC {
-                con_type: 0,
-                cpu_id: 0,
-                mem_id: i as u32,
-                mem_off: (i as u32) << mem_shift,
-            };
-            // SAFETY: permit `i` lies within `mem` (sized above) at an 8-byte
-            // aligned offset; no other reference to it exists yet.
-            unsafe {
-                core::ptr::write(
-                    mem.as_mut_ptr()
-                        .cast::<u8>()
-                        .add(i * stride)
-                        .cast::<PermitC>(),
-                    p,
-                )
-            };
-        }
-        Ok(mem)
+        // Zeroed: every permit starts with no chunk until taken.
+        Ok(KVec::from_elem(0u64, words.max(1), GFP_KERNEL)?)
     }
 
     fn slot(&self, i: usize) -> *mut PermitC {
@@ -177,85 +168,122 @@ impl Permits {
         }
     }
 
-    /// Takes a free permit, if any (`__rtrs_get_permit`).
-    fn try_get(&self, con_type: ConType, cpu: u32) -> Option<PermitId> {
-        for (w, word) in self.map.iter().enumerate() {
-            let mut v = word.load(Ordering::Relaxed);
-            loop {
-                let free = !v;
-                if free == 0 {
-                    break;
-                }
-                let bit = free.trailing_zeros() as usize;
-                let i = w * BITS + bit;
-                if i >= self.n {
-                    break;
-                }
-                match word.compare_exchange_weak(
-                    v,
-                    v | (1 << bit),
-                    Ordering::Acquire,
-                    Ordering::Relaxed,
-                ) {
-                    Ok(_) => {
-                        // SAFETY: we hold bit `i`: only we write its permit.
-                        unsafe {
-                            (*self.slot(i)).cpu_id = cpu;
-                            (*self.slot(i)).con_type = con_type as u32;
-                        }
-                        return Some(PermitId(i as u32));
-                    }
-                    Err(cur) => v = cur,
-                }
-            }
+    /// Sets the chunk permit `p` holds (`mem_id`, `mem_off`).
+    fn set_chunk(&self, p: PermitId, c: u32) {
+        let off = if c == NO_CHUNK {
+            0
+        } else {
+            self.chunks.mem_off(c)
+        };
+        // SAFETY: the caller holds `p`'s bit, or `p`'s IO is in flight and
+        // the caller fails it over (invariant): nobody else reads or writes
+        // these fields now.
+        unsafe {
+            (*self.slot(p.0 as usize)).mem_id = c;
+            (*self.slot(p.0 as usize)).mem_off = off;
         }
-        None
     }
 
-    /// Takes a permit for `con_type` on CPU `cpu`; if none is free and
-    /// `wait`, sleeps until one is given back.
+    /// Takes a free permit and a chunk, if there are (`__rtrs_get_permit`).
+    fn try_get(&self, con_type: ConType, cpu: u32) -> Option<PermitId> {
+        let i = self.map.take_any()?;
+        let Some(c) = self.chunks.take(i as u32) else {
+            self.map.put(i);
+            return None;
+        };
+        let p = PermitId(i as u32);
+        // SAFETY: we hold bit `i`: only we write its permit.
+        unsafe {
+            (*self.slot(i)).cpu_id = cpu;
+            (*self.slot(i)).con_type = con_type as u32;
+        }
+        self.set_chunk(p, c);
+        Some(p)
+    }
+
+    /// Takes a permit for `con_type` on CPU `cpu`; if none (or no chunk) is
+    /// free and `wait`, sleeps until one is given back.
     pub(crate) fn get(&self, con_type: ConType, cpu: u32, wait: bool) -> Option<PermitId> {
         if let Some(p) = self.try_get(con_type, cpu) {
             return Some(p);
         }
         if !wait {
-            return None;
+            // Chunks of fences past their deadline may be all that is
+            // missing; only a taker that finds none lifts those.
+            return self
+                .chunks
+                .lift_expired()
+                .then(|| self.try_get(con_type, cpu))
+                .flatten();
         }
-        Some(self.wait.wait_event(|| self.try_get(con_type, cpu)))
+        Some(self.chunks.wait_for(|| self.try_get(con_type, cpu)))
     }
 
-    /// Gives permit `p` back; false if it was not taken.
+    /// Gives permit `p` and its chunk back; false if it was not taken.
     pub(crate) fn put(&self, p: PermitId) -> bool {
-        let i = p.0 as usize;
-        let Some(word) = self.map.get(i / BITS) else {
-            return false;
-        };
-        let bit = 1usize << (i % BITS);
-        if word.fetch_and(!bit, Ordering::Release) & bit == 0 {
+        if p.0 as usize >= self.n {
             return false;
         }
-        // `has_sleepers` has the barrier that pairs with the taker's before
-        // it looks again: either it sees the bit free, or we see it queued.
-        if self.wait.has_sleepers() {
-            self.wait.wake_up_all();
+        // Read while we hold `p`: once its bit is free, a taker writes it.
+        let c = self.chunk(p);
+        if !self.map.put(p.0 as usize) {
+            return false;
         }
+        if c != NO_CHUNK {
+            self.chunks.put(c);
+        }
+        self.chunks.wake();
         true
+    }
+
+    /// The chunk permit `p` holds ([`NO_CHUNK`] if none).
+    pub(crate) fn chunk(&self, p: PermitId) -> u32 {
+        // SAFETY: `p` is in range (it came from `get`); its fields change
+        // only while nobody else reads them (invariant).
+        unsafe { (*self.slot(p.0 as usize)).mem_id }
+    }
+
+    /// The chunks, for fencing and lifting.
+    pub(crate) fn chunks(&self) -> &ChunkPool {
+        &self.chunks
+    }
+
+    /// The IO of permit `p` leaves its chunk to `fence` (lifted by
+    /// `deadline_ns` at the latest); the permit holds no chunk until
+    /// [`Permits::move_to`]. False (and nothing changes) if `p` held no
+    /// chunk or its chunk was fenced already. Only from the IO's failover.
+    pub(crate) fn move_out(&self, p: PermitId, fence: Fence, deadline_ns: i64) -> bool {
+        let c = self.chunk(p);
+        if c == NO_CHUNK || !self.chunks.fence(c, fence, deadline_ns) {
+            return false;
+        }
+        self.set_chunk(p, NO_CHUNK);
+        true
+    }
+
+    /// The IO of permit `p`, which holds no chunk, takes a free one,
+    /// waiting for one if none is; returns it. Only from the IO's
+    /// failover; process context.
+    pub(crate) fn move_to(&self, p: PermitId) -> u32 {
+        let c = self.chunks.take_for_failover(p.0);
+        self.set_chunk(p, c);
+        c
     }
 
     /// Whether no permit is taken.
     pub(crate) fn all_free(&self) -> bool {
-        self.map.iter().all(|w| w.load(Ordering::Acquire) == 0)
+        self.map.all_free()
     }
 
     /// Sleeps until every permit is back (`free_permits`).
     pub(crate) fn wait_all_free(&self) {
-        self.wait.wait_event(|| self.all_free().then_some(()));
+        self.chunks.wait_for(|| self.all_free().then_some(()));
     }
 
     /// What a taken permit says: connection kind, CPU, chunk offset.
     pub(crate) fn info(&self, p: PermitId) -> (ConType, u32, u32) {
         // SAFETY: `p` is in range (it came from `get`); its fields are only
-        // written while taking it, before the caller got it.
+        // written while nobody else reads them (invariant).
         let c = unsafe { &*self.slot(p.0 as usize) };
         let t = if c.con_type == ffi::rtrs_clt_con_type_RTRS_IO_CON {
             ConType::Io
@@ -350,7 +378,7 @@ pub(crate) enum Dir {
 pub(crate) struct Request<'a> {
     /// Direction.
     pub(crate) dir: Dir,
-    /// The permit it was given (its chunk on the server).
+    /// The permit it was given, which holds its chunk on the server.
     pub(crate) permit: PermitId,
     /// The user's message, sent with it.
     pub(crate) usr: UsrMsg<'a>,

@@ -20,6 +20,7 @@
 
 #[allow(unsafe_code)]
 pub(crate) mod abi;
+pub(crate) mod chunks;
 pub(crate) mod conn;
 pub(crate) mod path;
 pub(crate) mod req;

@@ -5,7 +5,7 @@
 //! it, failover of its IO when it breaks, and its recovery: error recovery,
 //! reconnect with backoff, heartbeats, close.
 
-use super::abi::{ConType, Confirm, Dir};
+use super::abi::{ConType, Confirm, Dir, PermitId, Permits};
 use super::conn::{self, Con, ConExt, CONNECT_TIMEOUT_MS};
 use super::req::ReqSet;
 use super::sess::{failover, Core, MAX_SEGMENTS};
@@ -13,7 +13,6 @@ use super::sysfs::PathFiles;
 use core::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
-use kernel::time::Ktime;
 use kernel::workqueue::{impl_has_work, Work, WorkItem};
 use kernel::{new_mutex, new_work};
 use rb::net::SockAddr;
@@ -27,8 +26,10 @@ use rtrs_common::con::SendQueue;
 use rtrs_common::hb::{Hb, HbPath, HB_WORK};
 use rtrs_common::kerr;
 use rtrs_common::name::NameBuf;
+use rtrs_common::now_ns;
 use rtrs_common::slots::ConSlots;
 use rtrs_common::sysfs::addrs_name;
+use rtrs_proto::chunks::Fence;
 use rtrs_proto::con::{CmCell, CmOutcome};
 use rtrs_proto::hb::{HB_INTERVAL_MS, HB_MISSED_MAX};
 use rtrs_proto::imm::Imm;
@@ -40,19 +41,21 @@ use rtrs_proto::path_sel::PathSnapshot;
 use rtrs_proto::reconnect::{Attempts, RECONNECT_BACKOFF_MS, RECONNECT_SEED};
 use rtrs_proto::state::{CltState, StateCell};
 
-/// How long a closing path waits for the server to confirm that its side of
-/// each connection is closed before it fails its IO over anyway
-/// (`stop_and_destroy_conns`): by then the server has closed the path on
-/// its own, after `HB_MISSED_MAX` heartbeats of `HB_INTERVAL_MS` with
-/// nothing from us (it checks every interval), with an interval to spare.
-const FAILOVER_WAIT_MS: u32 = HB_INTERVAL_MS * (HB_MISSED_MAX + 2);
-/// How often that wait looks.
-const FAILOVER_POLL_MS: u32 = 20;
+/// How long after a path's close its fence holds the chunks its IO left,
+/// when the server does not confirm the close: by then the server has
+/// closed the path on its own, after `HB_MISSED_MAX` heartbeats of
+/// `HB_INTERVAL_MS` with nothing from us (it checks every interval), with
+/// an interval to spare.
+const FENCE_MS: u32 = HB_INTERVAL_MS * (HB_MISSED_MAX + 2);
 
 /// An IO to send: what the user asked for, moved between paths on
 /// failover. `conf` and `sg` are taken by the path that sends it.
 pub(crate) struct Submit {
     pub(crate) dir: Dir,
+    /// The user's permit.
+    pub(crate) permit: PermitId,
+    /// The chunk the permit holds: the server's buffer, and the request
+    /// slot on each path.
     pub(crate) idx: u32,
     pub(crate) con_type: ConType,
     pub(crate) cpu: u32,
@@ -182,6 +185,9 @@ struct PathInner {
     /// Connections established whose close the server has not confirmed:
     /// their QPs on the server may still take writes.
     unconfirmed: u32,
+    /// The fence of the chunks the last close left, until `unconfirmed`
+    /// drops to 0.
+    fence: Option<Fence>,
 }
 
 /// What `init()` builds and the teardown takes apart, in process context.
@@ -260,10 +266,6 @@ impl_has_work! {
     impl HasWork<Path> for Path { self.close_work }
 }
 
-fn now_ns() -> i64 {
-    Ktime::ktime_get().to_ns()
-}
-
 impl Path {
     /// `alloc_path()`: a path to `dst`, from `src` if given.
     pub(crate) fn new(
@@ -296,6 +298,7 @@ impl Path {
                         attempts: Attempts::NONE,
                         connected: 0,
                         unconfirmed: 0,
+                        fence: None,
                     },
                     "rtrs_clt_path"
                 ),
@@ -375,10 +378,33 @@ impl Path {
     }
 
     /// The server confirmed that its side of an established connection is
-    /// closed.
+    /// closed; when it has for all of them, the fence of the path's last
+    /// close lifts.
     pub(crate) fn con_close_confirmed(&self) {
-        self.inner
-            .update(|i| i.unconfirmed = i.unconfirmed.saturating_sub(1));
+        let lift = self.inner.update(|i| {
+            i.unconfirmed = i.unconfirmed.saturating_sub(1);
+            if i.unconfirmed == 0 {
+                i.fence.take()
+            } else {
+                None
+            }
+        });
+        if let (Some(f), Some(permits)) = (lift, self.core.permits.get()) {
+            self.lift(permits, f);
+        }
+    }
+
+    /// Lifts fence `f` of this path's close, which the server confirmed.
+    fn lift(&self, permits: &Permits, f: Fence) {
+        let (n, ms) = permits.chunks().lift(f);
+        if n > 0 {
+            pr_info!(
+                "{}: {} fenced chunks free again after {} ms: the server confirmed the close\n",
+                self.name(),
+                n,
+                ms
+            );
+        }
     }
 
     /// A connection failed with `errno` (`flag_error_on_conn()`): counted
@@ -537,8 +563,12 @@ impl Path {
         // Each new set of connections has a new reconnect counter, so the
         // server tells it from a previous one it has not closed yet.
         set.recon_cnt = set.recon_cnt.wrapping_add(1);
-        // The previous connections are destroyed: no event of theirs comes.
-        self.inner.lock().unconfirmed = 0;
+        // The previous connections are destroyed: no event of theirs comes,
+        // and a fence of theirs lifts at its deadline.
+        self.inner.update(|i| {
+            i.unconfirmed = 0;
+            i.fence = None;
+        });
         let ret = (|| {
             for cid in 0..self.con_num {
                 self.create_cm(cid as u16, set.recon_cnt)?;
@@ -680,25 +710,20 @@ impl Path {
         drop(dev);
     }
 
-    /// Waits until the server has confirmed the close of every connection
-    /// established, or must have closed them by itself (`FAILOVER_WAIT_MS`).
-    /// Not interruptible: the sysfs writer that closes a path waits too.
-    /// The bound is on the clock, not on the count of sleeps: a sleep of
-    /// `FAILOVER_POLL_MS` may last much longer on a loaded or slow machine.
-    fn wait_close_confirmed(&self) {
-        let start = now_ns();
-        while self.inner.lock().unconfirmed > 0 {
-            let waited_ms = (now_ns() - start) / 1_000_000;
-            if waited_ms >= i64::from(FAILOVER_WAIT_MS) {
-                pr_warn!(
-                    "{}: the server did not confirm the close; failing the IO over after {} ms\n",
-                    self.name(),
-                    waited_ms
-                );
-                return;
-            }
-            rb::random::msleep(FAILOVER_POLL_MS);
+    /// The fence for the chunks of this close, if the server has not
+    /// confirmed the close of every connection established: it lifts when
+    /// it has, or `FENCE_MS` from now.
+    fn close_fence(&self) -> Option<(Fence, i64)> {
+        let permits = self.core.permits.get()?;
+        let deadline = now_ns() + i64::from(FENCE_MS) * 1_000_000;
+        let mut inner = self.inner.lock();
+        if inner.unconfirmed == 0 {
+            return None;
         }
+        let f = *inner
+            .fence
+            .get_or_insert_with(|| permits.chunks().new_fence());
+        Some((f, deadline))
     }
 
     /// `rtrs_clt_stop_and_destroy_conns()`: disconnect, fail the IO over,
@@ -713,25 +738,45 @@ impl Path {
             let _ = id.disconnect();
             id.drain();
         }
-        // The server's chunks are shared by the session's paths, and a
-        // request failed over goes to the same chunk on another path. A
-        // write of this path still on its way (sent, not acknowledged:
-        // flushed here) may land in the server's memory after the failed-
-        // over request, or a later one, used the chunk, and overwrite it:
-        // READ descriptors with this path's rkey (a remote access error on
-        // the other path), or another write's data (a NIC whose cable was
-        // pulled sends what it held when the cable comes back). The server
-        // confirms the close only once its QP is in the error state, which
-        // takes no more writes; without that, it closes the path by itself
-        // once our heartbeats stop. Wait for the one or the other (C fails
-        // over at once).
-        self.wait_close_confirmed();
+        // The server's chunks are shared by the session's paths. A write of
+        // this path still on its way (sent, not acknowledged: flushed here)
+        // may land in the server's memory later: READ descriptors with this
+        // path's rkey (a remote access error on another path), or another
+        // write's data (a NIC whose cable was pulled sends what it held
+        // when the cable comes back). The server confirms the close only
+        // once its QP is in the error state, which takes no more writes;
+        // without that, it closes the path by itself once our heartbeats
+        // stop. Until the one or the other, the chunks of this path's IO
+        // are fenced, and the IO fails over at once on other chunks.
+        let fence = self.close_fence();
+        let mut moved = 0;
         if let Some(rs) = set.reqset.take() {
             let mut usr = KVec::new();
             for r in rs.reqs.iter() {
                 if let Some(parts) = r.take_for_failover(self, &mut usr) {
-                    failover(&self.core, self, parts, &usr);
+                    moved += failover(&self.core, self, parts, &usr, fence) as u32;
                 }
+            }
+        }
+        if fence.is_some() && moved > 0 {
+            pr_info!(
+                "{}: {} IOs failed over on other chunks; theirs wait for the server to confirm the close, {} ms at most\n",
+                self.name(),
+                moved,
+                FENCE_MS
+            );
+        }
+        // Confirmed while the IO failed over: the confirmation lifted the
+        // fence before the last chunks went to it. Lifting again frees them.
+        if let Some((f, _)) = fence {
+            let confirmed = self.inner.update(|i| {
+                if i.unconfirmed == 0 {
+                    i.fence = None;
+                }
+                i.unconfirmed == 0
+            });
+            if let (true, Some(permits)) = (confirmed, self.core.permits.get()) {
+                self.lift(permits, f);
             }
         }
         if core::mem::replace(&mut set.established, false) {
@@ -978,6 +1023,7 @@ impl Path {
         let (size, iu_addr, mapped, reg) = built?;
         st.in_use = true;
         st.dir = parts.dir;
+        st.permit = parts.permit;
         st.data_len = parts.data_len;
         st.usr_len = parts.usr_len;
         st.con_type = parts.con_type;

@@ -5,7 +5,7 @@
 //! message, the MR that registers the user's pages, and the state of the IO
 //! in flight.
 
-use super::abi::{ConType, Confirm, Dir};
+use super::abi::{ConType, Confirm, Dir, PermitId};
 use super::conn::Con;
 use super::path::{Path, SrvParams};
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -19,7 +19,8 @@ use rb_rdma::{CmIdRef, Cqe, CqeHandler, DmaBuf, DmaDirection, Mr, Pd, Wc};
 use rtrs_common::con::{check_wc, Rx, WcError};
 use rtrs_proto::msg::Rbuf;
 
-/// What a request slot knows about its IO.
+/// What a request slot knows about its IO (while `in_use`: the rest are
+/// placeholders when the slot is idle).
 pub(crate) struct ReqState {
     /// An IO is in the slot: posted, or about to be.
     pub(crate) in_use: bool,
@@ -27,6 +28,8 @@ pub(crate) struct ReqState {
     /// buffer belong to that call until it sets `in_use`).
     pub(crate) building: bool,
     pub(crate) dir: Dir,
+    /// The user's permit of the IO in the slot.
+    pub(crate) permit: PermitId,
     pub(crate) data_len: usize,
     pub(crate) usr_len: usize,
     pub(crate) con_type: ConType,
@@ -48,6 +51,7 @@ impl ReqState {
             in_use: false,
             building: false,
             dir: Dir::Read,
+            permit: PermitId::default(),
             data_len: 0,
             usr_len: 0,
             con_type: ConType::Io,
@@ -246,6 +250,7 @@ impl Req {
         st.pending = None;
         let parts = super::path::Submit {
             dir: st.dir,
+            permit: st.permit,
             idx: self.idx,
             con_type: st.con_type,
             cpu: st.cpu,

@@ -12,6 +12,7 @@ use kernel::sync::{Arc, Mutex};
 use kernel::{c_str, new_mutex};
 use rb::cpu::{current_cpu, nr_cpu_ids};
 use rb::net::SockAddr;
+use rb::once::SetOnce;
 use rb::rcu::{self, new_rcu_vec, RcuVec, ReadGuard};
 use rb::sync::{new_spinlock_irq, SpinLockIrq};
 use rb::sysfs::Kobject;
@@ -19,6 +20,7 @@ use rb::workqueue::OwnedQueue;
 use rtrs_common::kerr;
 use rtrs_common::name::NameBuf;
 use rtrs_common::sockaddr::same_addr;
+use rtrs_proto::chunks::Fence;
 use rtrs_proto::imm::{imm_bits, MAX_IMM_PAYL_BITS};
 use rtrs_proto::msg::{check_pathname, Uuid, MAX_PATHS_NUM};
 use rtrs_proto::path_sel::{MpPolicy, PathIter, PathSnapshot, RrCursor};
@@ -75,9 +77,21 @@ pub(crate) struct Core {
     #[pin]
     pub(crate) limits: SpinLockIrq<Limits>,
     pub(crate) wq: OwnedQueue,
+    /// The session's permits and chunks, once the servers told how many
+    /// (before that no IO is in flight).
+    pub(crate) permits: SetOnce<Arc<Permits>>,
 }
 
 impl Core {
+    /// Whether a path other than `from` is connected.
+    fn other_path_up(&self, from: &Path) -> bool {
+        let g = rcu::read_lock();
+        self.paths
+            .read(&g)
+            .iter()
+            .any(|p| !core::ptr::eq(&**p, from) && p.state() == CltState::Connected)
+    }
+
     fn policy(&self) -> MpPolicy {
         MpPolicy::from_id(self.mp_policy.load(Ordering::Relaxed) as i32)
             .unwrap_or(MpPolicy::MinInflight)
@@ -265,8 +279,7 @@ impl Core {
 #[pin_data]
 pub(crate) struct Sess {
     pub(crate) core: Arc<Core>,
-    #[pin]
-    pub(crate) permits: Permits,
+    pub(crate) permits: Arc<Permits>,
     #[pin]
     dev: Mutex<Option<SessDev>>,
 }
@@ -308,6 +321,7 @@ impl Sess {
                 paths_num: AtomicUsize::new(paths_num),
                 limits <- new_spinlock_irq!(Limits::default(), "rtrs_clt_limits"),
                 wq: OwnedQueue::new(c_str!("rtrs_client_wq"), 0)?,
+                permits: SetOnce::new(),
             }? Error),
             GFP_KERNEL,
         )?;
@@ -321,13 +335,18 @@ impl Sess {
         let shift = MAX_IMM_PAYL_BITS - imm_bits(qd);
         let pdu_sz = args.pdu_sz;
         let sess_core = core.clone();
-        let sess = Arc::pin_init(
-            try_pin_init!(Sess {
-                core: sess_core,
-                permits <- Permits::new(qd, pdu_sz, shift),
-                dev <- new_mutex!(None, "rtrs_clt_sess_dev"),
-            }? Error),
-            GFP_KERNEL,
+        let sess = Arc::pin_init(Permits::new(core.name, qd, pdu_sz, shift), GFP_KERNEL).and_then(
+            |permits| {
+                let _ = core.permits.set(permits.clone());
+                Arc::pin_init(
+                    try_pin_init!(Sess {
+                    core: sess_core,
+                    permits,
+                    dev <- new_mutex!(None, "rtrs_clt_sess_dev"),
+                }? Error),
+                    GFP_KERNEL,
+                )
+            },
         );
         match sess {
             Ok(sess) => {
@@ -398,7 +417,8 @@ impl Sess {
         let usr_len = req.usr.len();
         let mut parts = Submit {
             dir: req.dir,
-            idx: req.permit.index(),
+            permit: req.permit,
+            idx: self.permits.chunk(req.permit),
             con_type,
             cpu,
             mem_off,
@@ -427,8 +447,32 @@ impl Sess {
 }
 
 /// Fails an IO over to another path (`rtrs_clt_failover_req()`): `parts`
-/// and the user's message `usr` as they were on the failed path.
-pub(crate) fn failover(core: &Core, from: &Path, mut parts: Submit, usr: &[u8]) {
+/// and the user's message `usr` as they were on the failed path. With a
+/// `fence` (the failed path's close is not confirmed: its writes may still
+/// land in the IO's chunk), the IO leaves its chunk to the fence and moves
+/// to a free one first, waiting for one if none is. Process context.
+/// Returns whether another path took the IO (else it was confirmed with an
+/// error).
+pub(crate) fn failover(
+    core: &Core,
+    from: &Path,
+    mut parts: Submit,
+    usr: &[u8],
+    fence: Option<(Fence, i64)>,
+) -> bool {
+    if let (Some((f, deadline)), Some(permits)) = (fence, core.permits.get()) {
+        if permits.move_out(parts.permit, f, deadline) {
+            if !core.other_path_up(from) {
+                // No chunk needed: the IO fails, and its permit holds none.
+                if let Some(conf) = parts.conf.take() {
+                    conf.confirm(rb::errno::ECONNABORTED().to_errno());
+                }
+                return false;
+            }
+            parts.idx = permits.move_to(parts.permit);
+            parts.mem_off = permits.chunks().mem_off(parts.idx);
+        }
+    }
     let g = rcu::read_lock();
     let mut paths: [Option<&Path>; MAX_SEL_PATHS] = [None; MAX_SEL_PATHS];
     let n = core.select(&g, &mut paths);
@@ -444,7 +488,7 @@ pub(crate) fn failover(core: &Core, from: &Path, mut parts: Submit, usr: &[u8]) 
         match p.submit(&mut parts, &fill) {
             Ok(()) => {
                 p.stats_failover();
-                return;
+                return true;
             }
             Err(e) => err = e,
         }
@@ -452,4 +496,5 @@ pub(crate) fn failover(core: &Core, from: &Path, mut parts: Submit, usr: &[u8]) 
     if let Some(conf) = parts.conf.take() {
         conf.confirm(err.to_errno());
     }
+    false
 }

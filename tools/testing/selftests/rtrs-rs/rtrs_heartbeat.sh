@@ -64,8 +64,8 @@ check "server: path 1 leaves sysfs" \
 	on_server "wait_for 60 eval '! test -e /sys/class/rtrs-server/$sess/paths/$p1'"
 check "server: path 0 is still there" on_server "test -d /sys/class/rtrs-server/$sess/paths/$p0"
 # The client's disconnect of path 1 goes unanswered: it gives up waiting
-# for the server (35 s for the close, then 30 s for the disconnect events)
-# and destroys those connections, which the link stays silent for.
+# for the server (30 s for the disconnect events) and destroys those
+# connections, which the link stays silent for.
 p1_conns_gone() { [ -z "$(cm_id_states "$SERVER_IP1")" ]; }
 check "client: path 1's connections are destroyed, their disconnect unanswered" \
 	eval 'wait_for 120 p1_conns_gone && kmsg_since hb-silent | grep "not disconnected after"'

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+
+//! The server's chunks as the session's IO holds them, and the fences of
+//! paths closed without the server's confirmation ([`rtrs_proto::chunks`]
+//! has the rules and their host model).
+//!
+//! A taken permit holds one chunk, normally its own. When a path closes
+//! and the server has not confirmed that its side is closed, each request
+//! of that path leaves its chunk to the path's fence and fails over at
+//! once on a free chunk; the fence is lifted when the server confirms the
+//! close, or when it must have closed the path by itself.
+
+use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use kernel::prelude::*;
+use rb::kvec::VecExt;
+use rb::sync::{new_spinlock_irq, new_wait_queue, SpinLockIrq, WaitQueue};
+use rtrs_common::name::NameBuf;
+use rtrs_common::now_ns;
+use rtrs_proto::chunks::{words_for, Chunks, Fence};
+
+/// What a waiter sees when it wakes: the value it waited for, or a change
+/// of the fences, after which it computes its timeout again.
+enum Woken<T> {
+    Got(T),
+    FencesChanged,
+}
+
+/// A fence that holds chunks.
+#[derive(Clone, Copy)]
+struct FenceEntry {
+    fence: Fence,
+    since_ns: i64,
+    deadline_ns: i64,
+}
+
+/// The chunks of a session and the fences holding some of them.
+///
+/// # Locking
+///
+/// Taking and giving back chunks, fencing them and lifting fences are
+/// lock-free. `fences`, the deadline of each fence holding chunks, is a
+/// leaf lock (irq-safe: permits are given back from IO completions).
+/// Whoever frees chunks or changes `fences` wakes `wait`.
+#[pin_data]
+pub(crate) struct ChunkPool {
+    /// The session's name, for log lines.
+    sess: NameBuf,
+    chunks: Chunks<KVec<AtomicUsize>, KVec<AtomicU32>>,
+    /// `mem_off` of chunk `c` is `c << shift` (the IMM payload's offset).
+    shift: u32,
+    next_fence: AtomicU32,
+    /// Fences that hold chunks, with the time (`ktime_get` ns) they were
+    /// made and the time by which the server must have closed their path.
+    /// Room for one per chunk is reserved: a fence is registered with its
+    /// first chunk.
+    #[pin]
+    fences: SpinLockIrq<KVec<FenceEntry>>,
+    /// Bumped whenever `fences` changes, so that waiters recompute their
+    /// timeout.
+    fences_gen: AtomicU32,
+    /// Failed-over IOs waiting for a chunk: while there are, new IO takes
+    /// none, so that it cannot starve them.
+    movers: AtomicU32,
+    /// Where takers of a permit or a chunk wait.
+    #[pin]
+    wait: WaitQueue,
+}
+
+impl ChunkPool {
+    /// `n` free chunks of session `sess`; chunk `c` is at `c << shift` in
+    /// the IMM payload.
+    pub(crate) fn new(sess: NameBuf, n: u32, shift: u32) -> impl PinInit<Self, Error> {
+        let n = n as usize;
+        try_pin_init!(Self {
+            sess,
+            chunks: {
+                let mut map = KVec::with_capacity(words_for(n), GFP_KERNEL)?;
+                for _ in 0..words_for(n) {
+                    map.push(AtomicUsize::new(0), GFP_KERNEL)?;
+                }
+                let mut fence = KVec::with_capacity(n, GFP_KERNEL)?;
+                for _ in 0..n {
+                    fence.push(AtomicU32::new(0), GFP_KERNEL)?;
+                }
+                Chunks::new(map, fence, n).ok_or(EINVAL)?
+            },
+            shift,
+            next_fence: AtomicU32::new(1),
+            fences <- new_spinlock_irq!(KVec::with_capacity(n, GFP_KERNEL)?, "rtrs_clt_fences"),
+            fences_gen: AtomicU32::new(0),
+            movers: AtomicU32::new(0),
+            wait <- new_wait_queue!("rtrs_clt_permits"),
+        }? Error)
+    }
+
+    /// The IMM payload offset of chunk `c`.
+    pub(crate) fn mem_off(&self, c: u32) -> u32 {
+        c << self.shift
+    }
+
+    /// Takes chunk `prefer` if free, else the lowest free one, for a new
+    /// IO: none while a failed-over IO waits for one.
+    pub(crate) fn take(&self, prefer: u32) -> Option<u32> {
+        if self.movers.load(Ordering::Acquire) != 0 {
+            return None;
+        }
+        self.chunks.take(prefer as usize).map(|c| c as u32)
+    }
+
+    /// Takes a chunk for an IO failed over from a fenced one, waiting for
+    /// one if none is free; new IO takes none meanwhile. Process context.
+    pub(crate) fn take_for_failover(&self, prefer: u32) -> u32 {
+        if let Some(c) = self.chunks.take(prefer as usize) {
+            return c as u32;
+        }
+        self.movers.fetch_add(1, Ordering::AcqRel);
+        let c = self.wait_for(|| self.chunks.take(prefer as usize));
+        self.movers.fetch_sub(1, Ordering::AcqRel);
+        // New IO may take chunks again.
+        self.wake();
+        c as u32
+    }
+
+    /// Gives chunk `c` back (a request held it); false if it was free.
+    /// Does not wake the waiters: see [`ChunkPool::wake`].
+    pub(crate) fn put(&self, c: u32) -> bool {
+        self.chunks.put(c as usize)
+    }
+
+    /// Wakes the waiters if any, after chunks or permits were freed.
+    pub(crate) fn wake(&self) {
+        // `has_sleepers` has the barrier that pairs with the taker's before
+        // it looks again: either it sees what was freed, or we see it
+        // queued.
+        if self.wait.has_sleepers() {
+            self.wait.wake_up_all();
+        }
+    }
+
+    /// A fence for the close of one path.
+    pub(crate) fn new_fence(&self) -> Fence {
+        loop {
+            if let Some(f) = Fence::new(self.next_fence.fetch_add(1, Ordering::Relaxed)) {
+                return f;
+            }
+        }
+    }
+
+    /// Moves chunk `c` from its request to `fence`, which lifts by
+    /// `deadline_ns` at the latest; false if `c` was not in use or already
+    /// fenced.
+    pub(crate) fn fence(&self, c: u32, fence: Fence, deadline_ns: i64) -> bool {
+        {
+            let mut fences = self.fences.lock();
+            if !fences.iter().any(|e| e.fence == fence) {
+                let e = FenceEntry {
+                    fence,
+                    since_ns: now_ns(),
+                    deadline_ns,
+                };
+                // Room for one fence per chunk was reserved, and a fence
+                // is registered only with a chunk: this never allocates.
+                if fences.push(e, GFP_ATOMIC).is_err() {
+                    return false;
+                }
+                self.fences_gen.fetch_add(1, Ordering::Release);
+            }
+        }
+        let ok = self.chunks.fence(c as usize, fence);
+        self.wake();
+        ok
+    }
+
+    /// Lifts `fence`: its chunks are free again. Returns how many, and how
+    /// long ago (ms) the fence took its first chunk.
+    pub(crate) fn lift(&self, fence: Fence) -> (usize, i64) {
+        let since = {
+            let mut fences = self.fences.lock();
+            let since = fences
+                .iter()
+                .find(|e| e.fence == fence)
+                .map_or(now_ns(), |e| e.since_ns);
+            fences.retain(|e| e.fence != fence);
+            self.fences_gen.fetch_add(1, Ordering::Release);
+            since
+        };
+        let n = self.chunks.lift(fence);
+        self.wake();
+        (n, (now_ns() - since) / 1_000_000)
+    }
+
+    /// Lifts the fences whose deadline has passed; returns whether any.
+    /// Any context.
+    pub(crate) fn lift_expired(&self) -> bool {
+        let now = now_ns();
+        let mut lifted = false;
+        loop {
+            let expired = self
+                .fences
+                .lock()
+                .iter()
+                .find(|e| e.deadline_ns <= now)
+                .map(|e| e.fence);
+            let Some(f) = expired else {
+                return lifted;
+            };
+            let (n, ms) = self.lift(f);
+            if n > 0 {
+                pr_info!(
+                    "<{}>: {} fenced chunks free again after {} ms: the server must have closed their path\n",
+                    self.sess,
+                    n,
+                    ms
+                );
+            }
+            lifted = true;
+        }
+    }
+
+    /// Milliseconds until the next fence's deadline, if a fence holds
+    /// chunks.
+    fn next_deadline_ms(&self) -> Option<u32> {
+        let now = now_ns();
+        let next = self.fences.lock().iter().map(|e| e.deadline_ns).min()?;
+        Some(((next - now).max(0) / 1_000_000).min(i64::from(u32::MAX)) as u32 + 1)
+    }
+
+    /// Sleeps until `get` gives a value: woken when chunks or permits are
+    /// freed or fences change, and lifting each fence whose deadline passed
+    /// (nothing else lifts a fence the server never confirmed). Process
+    /// context.
+    pub(crate) fn wait_for<T>(&self, mut get: impl FnMut() -> Option<T>) -> T {
+        loop {
+            if let Some(v) = get() {
+                return v;
+            }
+            if self.lift_expired() {
+                continue;
+            }
+            let gen = self.fences_gen.load(Ordering::Acquire);
+            let mut cond = || match get() {
+                Some(v) => Some(Woken::Got(v)),
+                None => {
+                    (self.fences_gen.load(Ordering::Acquire) != gen).then_some(Woken::FencesChanged)
+                }
+            };
+            let woken = match self.next_deadline_ms() {
+                Some(ms) => self.wait.wait_event_timeout(ms, &mut cond),
+                None => Some(self.wait.wait_event(&mut cond)),
+            };
+            if let Some(Woken::Got(v)) = woken {
+                return v;
+            }
+        }
+    }
+}
