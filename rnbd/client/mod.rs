@@ -168,14 +168,15 @@ impl Client {
                     );
                     return Err(ENXIO);
                 }
-                let s =
-                    Session::open(opts.sessname, &paths, opts.nr_poll_queues).inspect_err(|e| {
-                        pr_err!(
-                            "map_device: failed to open session {}, err: {}\n",
-                            sessname,
-                            e.to_errno()
-                        )
-                    })?;
+                let opened =
+                    Session::open(opts.sessname, &paths, opts.dest_port, opts.nr_poll_queues);
+                let s = opened.inspect_err(|e| {
+                    pr_err!(
+                        "map_device: failed to open session {}, err: {}\n",
+                        sessname,
+                        e.to_errno()
+                    )
+                })?;
                 st.sessions
                     .push(s.clone(), GFP_KERNEL)
                     .inspect_err(|_| s.close())?;

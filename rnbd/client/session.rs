@@ -223,7 +223,12 @@ pub(crate) struct Session {
 impl Session {
     /// Opens a session to `paths` (`find_and_get_or_create_sess` for a new
     /// one): RTRS session, tag set, SESS_INFO.
-    pub(crate) fn open(name: &[u8], paths: &[PathAddr], nr_poll_queues: u32) -> Result<Arc<Self>> {
+    pub(crate) fn open(
+        name: &[u8],
+        paths: &[PathAddr],
+        port: u16,
+        nr_poll_queues: u32,
+    ) -> Result<Arc<Self>> {
         let mut n = KVec::new();
         n.extend_from_slice(name, GFP_KERNEL)?;
         let mut n2 = KVec::new();
@@ -244,6 +249,7 @@ impl Session {
             &OpenParams {
                 sessname: name,
                 paths,
+                port,
                 reconnect_delay_sec: RECONNECT_DELAY,
                 max_reconnect_attempts: MAX_RECONNECTS,
                 nr_poll_queues,

@@ -300,6 +300,7 @@ impl kernel::Module for TestClt {
             &OpenParams {
                 sessname: &name,
                 paths: &addrs,
+                port: PORT_NR.value(),
                 reconnect_delay_sec: 1,
                 max_reconnect_attempts: 0,
                 nr_poll_queues: 0,

@@ -63,6 +63,9 @@ pub struct OpenParams<'a> {
     pub sessname: &'a [u8],
     /// Paths, at least one.
     pub paths: &'a [PathAddr],
+    /// The server port of paths added later through sysfs `add_path`
+    /// (those given here carry theirs).
+    pub port: u16,
     /// Seconds between reconnect attempts.
     pub reconnect_delay_sec: u8,
     /// Reconnect attempts before giving up (-1: forever).
@@ -185,7 +188,7 @@ impl Clt {
                 name.as_ptr().cast(),
                 addrs.as_ptr(),
                 addrs.len(),
-                0, // the port is in the addresses
+                p.port,
                 0, // no RTRS PDU
                 p.reconnect_delay_sec,
                 p.max_reconnect_attempts,

@@ -190,6 +190,25 @@ link_silence() {
 	fi
 }
 
+# add_path_cycle <session>: on a session mapped over link 0 alone, as an
+# operator extends it: add_path of the server's link-1 address without a
+# source, wait for it to connect, remove_path it, then add_path with the
+# source, wait again, and remove it. Fails at the first step that does.
+add_path_cycle() {
+	local cls=/sys/class/rtrs-client/$1 p
+	connected_to() {
+		for p in "$cls"/paths/*@ip:"$SERVER_IP1"; do
+			[ "$(cat "$p/state" 2>/dev/null)" = connected ] && return 0
+		done
+		return 1
+	}
+	gone() { ! ls -d "$cls"/paths/*@ip:"$SERVER_IP1" >/dev/null 2>&1; }
+	echo "ip:$SERVER_IP1" >"$cls/add_path" && wait_for 60 connected_to &&
+		echo 1 >"$(ls -d "$cls"/paths/*@ip:"$SERVER_IP1")/remove_path" && wait_for 30 gone &&
+		echo "ip:$CLIENT_IP1@ip:$SERVER_IP1" >"$cls/add_path" && wait_for 60 connected_to &&
+		echo 1 >"$cls/paths/ip:$CLIENT_IP1@ip:$SERVER_IP1/remove_path" && wait_for 30 gone
+}
+
 # Modules: the C ones live in /lib/modules (modprobe), ours in $MODDIR.
 mod_loaded() { [ -d "/sys/module/$(echo "$1" | tr - _)" ]; }
 

@@ -13,7 +13,7 @@ sess=rs-clt
 ctl=/sys/class/rnbd-client/ctl
 dev=/sys/block/rnbd0/rnbd
 map2="sessname=$sess path=ip:$SERVER_IP0 path=ip:$SERVER_IP1 device_path=/dev/nullb0"
-ktap_plan 74
+ktap_plan 77
 
 cleanup() {
 	exec 3<&- 2>/dev/null
@@ -62,6 +62,10 @@ map "$map2" && wait_for 60 test -b /dev/rnbd0 || bail "C client: map failed"
 record "$ref"
 fio_verify /dev/rnbd0 --rw=randrw --bsrange=512-124k --blockalign=512 --iodepth=32 --size=8M
 diag "C client randrw: $?"
+unmap || bail "C client: unmap failed"
+map "sessname=$sess path=ip:$SERVER_IP0 device_path=/dev/nullb0" && wait_for 60 test -b /dev/rnbd0 ||
+	bail "C client: map on one path failed"
+check "C client: add_path without and with a source, and remove_path, on its session" add_path_cycle $sess
 unmap || bail "C client: unmap failed"
 bad_maps >"$ref/bad_maps"
 unload_rnbd_rtrs
@@ -124,6 +128,9 @@ for stack in rnbd rnbd-c; do
 		wait_for 60 eval 'kmsg_since "$stack-re" | grep -q "remapped successfully" && [ "$(cat $dev/state)" = open ]'
 	check "$stack: IO after the remap, verified" \
 		fio_verify /dev/rnbd0 --rw=randwrite --bs=16k --iodepth=16 --size=4M
+	# As an operator extends the session rnbd-client made: C's client does.
+	check "$stack: add_path without and with a source, and remove_path, on this session" \
+		add_path_cycle $sess
 	check "$stack: unmap" unmap
 
 	# Poll queues need a session of their own.

@@ -14,7 +14,7 @@ sess=rs-pair
 ctl=/sys/class/rnbd-client/ctl
 ccls=/sys/class/rtrs-client
 rounds=100
-ktap_plan 20
+ktap_plan 21
 
 trap rnbd_cleanup EXIT
 
@@ -115,6 +115,8 @@ start=$SECONDS
 while [ $n -lt $rounds ] && round; do n=$((n + 1)); done
 diag "$n rounds in $((SECONDS - start)) s"
 check "$rounds rounds of map, read, unmap" [ $n = $rounds ]
+check "add_path without and with a source, and remove_path, on a session of one path" eval '
+	echo "$one" >$ctl/map_device && wait_for 30 test -b /dev/rnbd0 && add_path_cycle $sess && unmap'
 check "no session is left on either side" eval '! [ -e $ccls/$sess ] &&
 	on_server "wait_for 30 eval \"! [ -e /sys/class/rtrs-server/$sess ]\""'
 
