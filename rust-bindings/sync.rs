@@ -184,6 +184,16 @@ impl<T, B: Backend> Waitable<T, B> {
         self.changed.notify_all();
     }
 
+    /// Waits for `done` to hold, evaluating it under the lock on every
+    /// wake-up, uninterruptibly and without a bound (as `flush_work()`
+    /// waits): for what always ends, such as a close that is running.
+    pub fn wait_until(&self, mut done: impl FnMut(&mut T) -> bool) {
+        let mut g = self.state.lock();
+        while !done(&mut g) {
+            self.changed.wait(&mut g);
+        }
+    }
+
     /// Waits up to `ms` milliseconds for `done` to hold, evaluating it under
     /// the lock on every wake-up; on timeout or signal, returns its value
     /// then.

@@ -832,9 +832,11 @@ impl Path {
             let _ = self.core.wq.queue().enqueue(self.clone());
         }
         if wait {
-            while !self.wait(CONNECT_TIMEOUT_MS, |p, _| {
-                matches!(p.state(), CltState::Closed | CltState::Dead)
-            }) {}
+            // Uninterruptible, as C's `flush_work()`: the close work always
+            // ends, and a signal pending on the writer of a sysfs file must
+            // not turn this into a busy loop.
+            self.inner
+                .wait_until(|_| matches!(self.state(), CltState::Closed | CltState::Dead));
         }
     }
 
