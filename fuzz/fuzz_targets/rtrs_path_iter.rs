@@ -40,7 +40,7 @@ fuzz_target!(|x: Input| {
     let usable = paths.len().min(MAX_PATHS_NUM);
     let mut cursor = RrCursor::at(x.cursor);
     for _ in 0..=x.rounds % 4 {
-        let picks: Vec<usize> = PathIter::new(&paths, policy, &mut cursor).collect();
+        let picks: Vec<usize> = PathIter::new(&paths[..], policy, &mut cursor).collect();
         assert!(picks.len() <= usable);
         for &i in &picks {
             assert!(i < usable && paths[i].connected, "picked {i} of {usable}");

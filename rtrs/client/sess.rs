@@ -6,6 +6,7 @@
 use super::abi::{Attrs, CltLinkEv, LinkOps, OpenArgs, Permits, Request};
 use super::path::{Path, Submit};
 use super::sysfs::{PathFiles, SessDev};
+use core::ops::ControlFlow;
 use core::sync::atomic::{AtomicI32, AtomicU32, AtomicUsize, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
@@ -13,7 +14,7 @@ use kernel::{c_str, new_mutex};
 use rb::cpu::{current_cpu, nr_cpu_ids};
 use rb::net::SockAddr;
 use rb::once::SetOnce;
-use rb::rcu::{self, new_rcu_vec, RcuVec, ReadGuard};
+use rb::rcu::{self, new_rcu_vec, RcuVec};
 use rb::sync::{new_spinlock_irq, SpinLockIrq};
 use rb::sysfs::Kobject;
 use rb::workqueue::OwnedQueue;
@@ -23,11 +24,8 @@ use rtrs_common::sockaddr::same_addr;
 use rtrs_proto::chunks::Fence;
 use rtrs_proto::imm::{imm_bits, MAX_IMM_PAYL_BITS};
 use rtrs_proto::msg::{check_pathname, Uuid, MAX_PATHS_NUM};
-use rtrs_proto::path_sel::{MpPolicy, PathIter, PathSnapshot, RrCursor};
+use rtrs_proto::path_sel::{MpPolicy, PathIter, PathSnapshot, PathSource, RrCursor};
 use rtrs_proto::state::CltState;
-
-/// Paths an IO's policy looks at, at most (on the stack of the IO path).
-pub(crate) const MAX_SEL_PATHS: usize = 32;
 
 /// `RTRS_MAX_SEGMENTS`: pages of one IO, at most.
 pub(crate) const MAX_SEGMENTS: u32 = 128;
@@ -82,6 +80,20 @@ pub(crate) struct Core {
     pub(crate) permits: SetOnce<Arc<Permits>>,
 }
 
+/// The session's paths as the policies read them: each path's state at
+/// the moment a policy looks (C reads the path under RCU at each pick).
+struct Live<'a>(&'a [Arc<Path>]);
+
+impl PathSource for Live<'_> {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn snapshot(&self, i: usize) -> PathSnapshot {
+        self.0[i].snapshot()
+    }
+}
+
 impl Core {
     /// Whether a path other than `from` is connected.
     fn other_path_up(&self, from: &Path) -> bool {
@@ -97,38 +109,32 @@ impl Core {
             .unwrap_or(MpPolicy::MinInflight)
     }
 
-    /// The paths an IO may try, in the order of the policy, in `out`, for
-    /// as long as the read section `g` lasts; returns how many.
-    pub(crate) fn select<'a>(
-        &'a self,
-        g: &'a ReadGuard,
-        out: &mut [Option<&'a Path>; MAX_SEL_PATHS],
-    ) -> usize {
-        let mut snaps = [PathSnapshot {
-            connected: false,
-            inflight: 0,
-            latency_ns: 0,
-        }; MAX_SEL_PATHS];
-        let paths = self.paths.read(g);
-        let n = paths.len().min(MAX_SEL_PATHS);
-        for (s, p) in snaps.iter_mut().zip(paths.iter()) {
-            *s = p.snapshot();
-        }
+    /// Tries the paths in the order of the policy, picking each as the
+    /// previous one is refused, as C's `path_it` does: `try_path` says
+    /// whether to stop, with a result. Moves the CPU's round-robin cursor
+    /// by the picks made. Runs in a read section: `try_path` must not
+    /// sleep.
+    pub(crate) fn for_each_pick<R>(
+        &self,
+        mut try_path: impl FnMut(&Path) -> ControlFlow<R>,
+    ) -> Option<R> {
+        let g = rcu::read_lock();
+        let paths = Live(self.paths.read(&g));
         let cpu = (current_cpu() % nr_cpu_ids()) as usize;
         let slot = self.rr.get(cpu);
         let last = slot.map_or(usize::MAX, |s| s.load(Ordering::Relaxed));
         let mut cursor = RrCursor::at((last != usize::MAX).then_some(last));
-        let mut k = 0;
-        for i in PathIter::new(&snaps[..n], self.policy(), &mut cursor) {
-            if let (Some(o), Some(p)) = (out.get_mut(k), paths.get(i)) {
-                *o = Some(&**p);
-                k += 1;
+        let mut out = None;
+        for i in PathIter::new(&paths, self.policy(), &mut cursor) {
+            if let ControlFlow::Break(r) = try_path(&paths.0[i]) {
+                out = Some(r);
+                break;
             }
         }
         if let Some(s) = slot {
             s.store(cursor.get().unwrap_or(usize::MAX), Ordering::Relaxed);
         }
-        k
+        out
     }
 
     /// A path came up (`rtrs_clt_path_up()`): `RECONNECTED` when the first
@@ -214,10 +220,20 @@ impl Core {
     /// Takes `path` out of the session (`rtrs_clt_remove_path_from_arr()`).
     /// Sleeps: IO may walk the list until a grace period has passed.
     pub(crate) fn remove_path(&self, path: &Arc<Path>) {
+        let at = {
+            let g = rcu::read_lock();
+            self.paths
+                .read(&g)
+                .iter()
+                .position(|p| Arc::ptr_eq(p, path))
+        };
         match self.paths.retain(|p| !Arc::ptr_eq(p, path)) {
             Ok(0) => {}
             Ok(_) => {
                 self.paths_num.fetch_sub(1, Ordering::Relaxed);
+                if let Some(at) = at {
+                    self.rr_path_removed(at);
+                }
             }
             // IO skips it: it is closed.
             Err(e) => pr_err!(
@@ -225,6 +241,24 @@ impl Core {
                 path.name(),
                 e.to_errno()
             ),
+        }
+    }
+
+    /// Keeps each CPU's round-robin cursor on the path it was on after path
+    /// `at` left the list, and moves a cursor that was on `at` to the path
+    /// that followed it (`rtrs_clt_remove_path_from_arr()`). A cursor an IO
+    /// moved meanwhile is left as the IO set it.
+    fn rr_path_removed(&self, at: usize) {
+        let len = {
+            let g = rcu::read_lock();
+            self.paths.read(&g).len()
+        };
+        for slot in self.rr.iter() {
+            let v = slot.load(Ordering::Relaxed);
+            let mut c = RrCursor::at((v != usize::MAX).then_some(v));
+            c.path_removed(at, len);
+            let new = c.get().unwrap_or(usize::MAX);
+            let _ = slot.compare_exchange(v, new, Ordering::Relaxed, Ordering::Relaxed);
         }
     }
 
@@ -252,19 +286,18 @@ impl Core {
     /// `rtrs_clt_rdma_cq_direct()`: polls poll queue `index` of a connected
     /// path; -1 if there is none.
     pub(crate) fn poll(&self, index: u32) -> i32 {
-        let g = rcu::read_lock();
-        let mut paths: [Option<&Path>; MAX_SEL_PATHS] = [None; MAX_SEL_PATHS];
-        let n = self.select(&g, &mut paths);
         let mut cnt = -1;
-        for p in paths[..n].iter().flatten() {
+        self.for_each_pick(|p| {
             if p.state() != CltState::Connected {
-                continue;
+                return ControlFlow::Continue(());
             }
             cnt = p.poll(index + 1);
             if cnt != 0 {
-                break;
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
             }
-        }
+        });
         cnt
     }
 }
@@ -427,22 +460,22 @@ impl Sess {
             conf: Some(req.conf),
             sg: req.sg,
         };
-        let g = rcu::read_lock();
-        let mut paths: [Option<&Path>; MAX_SEL_PATHS] = [None; MAX_SEL_PATHS];
-        let n = self.core.select(&g, &mut paths);
         let mut err = rb::errno::ECONNABORTED();
-        for p in paths[..n].iter().flatten() {
+        let done = self.core.for_each_pick(|p| {
             if p.state() != CltState::Connected {
-                continue;
+                return ControlFlow::Continue(());
             }
             match p.submit(&mut parts, &|out: &mut [u8]| req.usr.copy_into(out)) {
-                Ok(()) => return Ok(()),
+                Ok(()) => ControlFlow::Break(Ok(())),
                 // Too big for the server: for every path.
-                Err(e) if e == rb::errno::EMSGSIZE() => return Err(e),
-                Err(e) => err = e,
+                Err(e) if e == rb::errno::EMSGSIZE() => ControlFlow::Break(Err(e)),
+                Err(e) => {
+                    err = e;
+                    ControlFlow::Continue(())
+                }
             }
-        }
-        Err(err)
+        });
+        done.unwrap_or(Err(err))
     }
 }
 
@@ -473,25 +506,28 @@ pub(crate) fn failover(
             parts.mem_off = permits.chunks().mem_off(parts.idx);
         }
     }
-    let g = rcu::read_lock();
-    let mut paths: [Option<&Path>; MAX_SEL_PATHS] = [None; MAX_SEL_PATHS];
-    let n = core.select(&g, &mut paths);
     let mut err = rb::errno::ECONNABORTED();
-    for p in paths[..n].iter().flatten() {
-        if core::ptr::eq(*p, from) || p.state() != CltState::Connected {
-            continue;
+    let fill = |out: &mut [u8]| -> Result<usize> {
+        out.get_mut(..usr.len()).ok_or(EINVAL)?.copy_from_slice(usr);
+        Ok(usr.len())
+    };
+    let moved = core.for_each_pick(|p| {
+        if core::ptr::eq(p, from) || p.state() != CltState::Connected {
+            return ControlFlow::Continue(());
         }
-        let fill = |out: &mut [u8]| -> Result<usize> {
-            out.get_mut(..usr.len()).ok_or(EINVAL)?.copy_from_slice(usr);
-            Ok(usr.len())
-        };
         match p.submit(&mut parts, &fill) {
             Ok(()) => {
                 p.stats_failover();
-                return true;
+                ControlFlow::Break(())
             }
-            Err(e) => err = e,
+            Err(e) => {
+                err = e;
+                ControlFlow::Continue(())
+            }
         }
+    });
+    if moved.is_some() {
+        return true;
     }
     if let Some(conf) = parts.conf.take() {
         conf.confirm(err.to_errno());

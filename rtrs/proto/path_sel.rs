@@ -179,6 +179,42 @@ impl RrCursor {
     }
 }
 
+/// Where a [`PathIter`] reads the paths: how many, and each one's state
+/// when a policy looks at it (C reads the path itself, under RCU, at each
+/// pick). A slice of snapshots is one; the kernel reads its RCU list.
+pub trait PathSource {
+    /// Number of paths.
+    fn len(&self) -> usize;
+
+    /// Whether there are none.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Path `i` (`i < len()`) as the policies see it now.
+    fn snapshot(&self, i: usize) -> PathSnapshot;
+}
+
+impl PathSource for [PathSnapshot] {
+    fn len(&self) -> usize {
+        <[PathSnapshot]>::len(self)
+    }
+
+    fn snapshot(&self, i: usize) -> PathSnapshot {
+        self[i]
+    }
+}
+
+impl<const N: usize> PathSource for [PathSnapshot; N] {
+    fn len(&self) -> usize {
+        N
+    }
+
+    fn snapshot(&self, i: usize) -> PathSnapshot {
+        self[i]
+    }
+}
+
 /// The paths an IO tries, in order: the iteration of
 /// `rtrs_clt_request()` and `rtrs_clt_failover_req()`.
 ///
@@ -188,9 +224,10 @@ impl RrCursor {
 /// round-robin a pick that lands on a path that is not connected uses one
 /// of them up, and a round-robin iteration that runs out still advances
 /// the cursor once more (C calls `next_path()` before testing the count).
-#[derive(Debug)]
-pub struct PathIter<'a> {
-    paths: &'a [PathSnapshot],
+pub struct PathIter<'a, S: PathSource + ?Sized> {
+    paths: &'a S,
+    /// How many of `paths` are looked at: at most [`MAX_PATHS_NUM`].
+    len: usize,
     policy: MpPolicy,
     cursor: &'a mut RrCursor,
     picks: usize,
@@ -198,13 +235,14 @@ pub struct PathIter<'a> {
     done: bool,
 }
 
-impl<'a> PathIter<'a> {
+impl<'a, S: PathSource + ?Sized> PathIter<'a, S> {
     /// Iterates over `paths` (at most [`MAX_PATHS_NUM`] are looked at)
     /// with `policy`; `cursor` is the current CPU's round-robin position,
     /// used and moved only by [`MpPolicy::RoundRobin`].
-    pub fn new(paths: &'a [PathSnapshot], policy: MpPolicy, cursor: &'a mut RrCursor) -> Self {
+    pub fn new(paths: &'a S, policy: MpPolicy, cursor: &'a mut RrCursor) -> Self {
         PathIter {
-            paths: paths.get(..MAX_PATHS_NUM).unwrap_or(paths),
+            len: paths.len().min(MAX_PATHS_NUM),
+            paths,
             policy,
             cursor,
             picks: 0,
@@ -213,15 +251,20 @@ impl<'a> PathIter<'a> {
         }
     }
 
+    fn get(&self, i: usize) -> Option<PathSnapshot> {
+        (i < self.len).then(|| self.paths.snapshot(i))
+    }
+
     /// The not yet tried, connected path with the smallest key; the first
     /// in list order on ties. Marks it tried.
-    fn pick_min<K: Ord>(&mut self, key: impl Fn(&PathSnapshot) -> K) -> Option<usize> {
+    fn pick_min<K: Ord>(&mut self, key: impl Fn(&PathSnapshot) -> K) -> Option<(usize, K)> {
         let mut best: Option<(usize, K)> = None;
-        for (i, p) in self.paths.iter().enumerate() {
+        for i in 0..self.len {
+            let p = self.paths.snapshot(i);
             if !p.connected || self.skip & (1u128 << i) != 0 {
                 continue;
             }
-            let k = key(p);
+            let k = key(&p);
             let better = match &best {
                 Some((_, b)) => k < *b,
                 None => true,
@@ -230,38 +273,40 @@ impl<'a> PathIter<'a> {
                 best = Some((i, k));
             }
         }
-        let (i, _) = best?;
-        self.skip |= 1u128 << i;
-        Some(i)
+        let (i, _) = best.as_ref()?;
+        self.skip |= 1u128 << *i;
+        best
     }
 
     /// One `it->next_path()` call.
     fn next_path(&mut self) -> Option<usize> {
         match self.policy {
-            MpPolicy::RoundRobin => self.cursor.advance(self.paths.len()),
+            MpPolicy::RoundRobin => self.cursor.advance(self.len),
             // C starts from INT_MAX / KTIME_MAX and keeps strictly smaller
             // values, so a path at exactly the maximum is never picked.
             MpPolicy::MinInflight => self
                 .pick_min(|p| p.inflight)
-                .filter(|&i| self.paths.get(i).is_some_and(|p| p.inflight < i32::MAX)),
+                .filter(|(_, k)| *k < i32::MAX)
+                .map(|(i, _)| i),
             MpPolicy::MinLatency => self
                 .pick_min(|p| p.latency_ns)
-                .filter(|&i| self.paths.get(i).is_some_and(|p| p.latency_ns < i64::MAX)),
+                .filter(|(_, k)| *k < i64::MAX)
+                .map(|(i, _)| i),
         }
     }
 }
 
-impl Iterator for PathIter<'_> {
+impl<S: PathSource + ?Sized> Iterator for PathIter<'_, S> {
     type Item = usize;
 
     fn next(&mut self) -> Option<usize> {
         while !self.done {
             let Some(i) = self.next_path() else { break };
-            if self.picks >= self.paths.len() {
+            if self.picks >= self.len {
                 break;
             }
             self.picks += 1;
-            if self.paths.get(i).is_some_and(|p| p.connected) {
+            if self.get(i).is_some_and(|p| p.connected) {
                 return Some(i);
             }
         }
