@@ -112,24 +112,43 @@ impl Module {
     }
 }
 
+/// Why a `map_device` write failed to parse: its options, or a path the
+/// RTRS address parser refused.
+enum MapError {
+    Options(rnbd_proto::error::Error),
+    Path(Error),
+}
+
+impl From<rnbd_proto::error::Error> for MapError {
+    fn from(e: rnbd_proto::error::Error) -> Self {
+        MapError::Options(e)
+    }
+}
+
 impl Client {
     /// Maps a device (`rnbd_clt_map_device_store`).
     pub(crate) fn map(self: &Arc<Self>, input: &[u8]) -> Result {
-        let opts = MapOptions::parse(input, rb::cpu::nr_cpu_ids().get()).map_err(|e| {
-            pr_err!("map_device: invalid options, err: {}\n", e.to_errno());
-            Error::from_errno(e.to_errno())
-        })?;
+        // Each path is parsed as it is read, as C does: a bad one fails
+        // with the RTRS parser's errno before what follows it.
         let mut paths = KVec::with_capacity(MAX_PATHS, GFP_KERNEL)?;
-        for p in opts.paths() {
-            let a = PathAddr::parse(p.addr, p.port).inspect_err(|e| {
+        let parsed = MapOptions::parse_with(input, rb::cpu::nr_cpu_ids().get(), |p| {
+            let a = PathAddr::parse(p.addr, p.port).map_err(|e| {
                 pr_err!(
                     "map_device: invalid path '{}', err: {}\n",
                     BStr::from_bytes(p.addr),
                     e.to_errno()
                 );
+                MapError::Path(e)
             })?;
-            paths.push(a, GFP_KERNEL)?;
-        }
+            paths.push(a, GFP_KERNEL).map_err(|e| MapError::Path(e.into()))
+        });
+        let opts = parsed.map_err(|e| match e {
+            MapError::Path(e) => e,
+            MapError::Options(e) => {
+                pr_err!("map_device: invalid options, err: {}\n", e.to_errno());
+                Error::from_errno(e.to_errno())
+            }
+        })?;
         let sessname = BStr::from_bytes(opts.sessname);
         let pathname = BStr::from_bytes(opts.device_path);
         pr_info!(

@@ -108,10 +108,22 @@ impl<'a> MapOptions<'a> {
     /// one, except `path=`, which adds a path. Errors, each as in C:
     /// `EINVAL` for an unknown option, a missing or malformed value, a name
     /// longer than `NAME_MAX` or a missing mandatory option, and `ENOMEM` for
-    /// more than [`MAX_PATHS`] paths. The paths are not parsed here: the
-    /// caller gives each to the RTRS address parser, whose errors C
-    /// reports as it reads each path.
+    /// more than [`MAX_PATHS`] paths. The paths are not parsed here: see
+    /// [`MapOptions::parse_with`].
     pub fn parse(input: &'a [u8], nr_cpu_ids: u32) -> Result<Self, Error> {
+        Self::parse_with(input, nr_cpu_ids, |_| Ok(()))
+    }
+
+    /// [`MapOptions::parse`], giving each `path=` to `path` as it is read,
+    /// as C gives it to the RTRS address parser: an error of `path` ends
+    /// the parse with that error, before the options that follow and the
+    /// check for the mandatory ones (C's `path=foo` alone is
+    /// `EPROTONOSUPPORT`, not `EINVAL`).
+    pub fn parse_with<E: From<Error>>(
+        input: &'a [u8],
+        nr_cpu_ids: u32,
+        mut path: impl FnMut(&MapPath<'a>) -> Result<(), E>,
+    ) -> Result<Self, E> {
         let mut opts = Self {
             sessname: b"",
             device_path: b"",
@@ -139,6 +151,7 @@ impl<'a> MapOptions<'a> {
                         addr: arg,
                         port: opts.dest_port,
                     };
+                    path(slot)?;
                     opts.path_cnt += 1;
                 }
                 Token::DevPath(arg) => {
@@ -163,7 +176,7 @@ impl<'a> MapOptions<'a> {
             }
         }
         if !have_sessname || !have_device_path {
-            return Err(Error::Inval);
+            return Err(Error::Inval.into());
         }
         Ok(opts)
     }
@@ -247,6 +260,50 @@ mod tests {
 
     fn parse(s: &[u8]) -> Result<MapOptions<'_>, Error> {
         MapOptions::parse(s, CPUS)
+    }
+
+    /// A path parser that refuses what does not start with `ip:`, as the
+    /// RTRS one does with `EPROTONOSUPPORT`.
+    fn parse_paths(s: &[u8]) -> Result<MapOptions<'_>, i32> {
+        MapOptions::parse_with(s, CPUS, |p| {
+            if p.addr.starts_with(b"ip:") {
+                Ok(())
+            } else {
+                Err(Errno(-93))
+            }
+        })
+        .map_err(|e| e.0)
+    }
+
+    /// An errno, as a caller's path parser reports it.
+    #[derive(Debug)]
+    struct Errno(i32);
+
+    impl From<Error> for Errno {
+        fn from(e: Error) -> Errno {
+            Errno(e.to_errno())
+        }
+    }
+
+    #[test]
+    fn a_bad_path_fails_where_it_is_read() {
+        // Alone, and before a bad option or a missing mandatory one: the
+        // path's error, as C's parser reports it on reading the path.
+        assert_eq!(parse_paths(b"path=foo"), Err(-93));
+        assert_eq!(parse_paths(b"path=foo bogus=1"), Err(-93));
+        assert_eq!(
+            parse_paths(b"sessname=s path=foo device_path=x access_mode=zz"),
+            Err(-93)
+        );
+        // After a bad option, that one's error.
+        assert_eq!(
+            parse_paths(b"bogus=1 path=foo"),
+            Err(Error::Inval.to_errno())
+        );
+        // Good paths: the rules of `parse`.
+        assert_eq!(parse_paths(b"path=ip:1.2.3.4"), Err(Error::Inval.to_errno()));
+        let o = parse_paths(b"sessname=s path=ip:1.2.3.4 device_path=x").unwrap();
+        assert_eq!(o.paths().len(), 1);
     }
 
     #[test]

@@ -49,6 +49,10 @@ bad_maps() {
 	try_write $ctl map_device "sessname=$sess path=ip:$SERVER_IP0 device_path=/dev/nullb0 access_mode=rx"
 	try_write $ctl map_device "sessname=$sess path=ip:300.1.2.3 device_path=/dev/nullb0"
 	try_write $ctl map_device "sessname=$sess path=ip:$SERVER_IP0 device_path=/dev/nonexistent"
+	# A bad path fails as it is read: before a bad or missing option.
+	try_write $ctl map_device "path=foo"
+	try_write $ctl map_device "path=foo bogus=1"
+	try_write $ctl map_device "sessname=$sess path=foo device_path=/dev/nullb0 access_mode=zz"
 }
 
 rxe_up || bail "rxe did not come up"
