@@ -197,17 +197,39 @@ impl<T, B: Backend> Waitable<T, B> {
     /// Waits up to `ms` milliseconds for `done` to hold, evaluating it under
     /// the lock on every wake-up; on timeout or signal, returns its value
     /// then.
-    pub fn wait_for(&self, ms: u32, mut done: impl FnMut(&mut T) -> bool) -> bool {
+    pub fn wait_for(&self, ms: u32, done: impl FnMut(&mut T) -> bool) -> bool {
+        self.wait_for_outcome(ms, done) == Waited::Done
+    }
+
+    /// [`Waitable::wait_for`], saying how the wait ended
+    /// (`wait_event_interruptible_timeout()`: done, 0, or `-ERESTARTSYS`).
+    pub fn wait_for_outcome(&self, ms: u32, mut done: impl FnMut(&mut T) -> bool) -> Waited {
         let mut left = msecs_to_jiffies(ms);
         let mut g = self.state.lock();
         while !done(&mut g) {
-            match self.changed.wait_interruptible_timeout(&mut g, left) {
-                CondVarTimeoutResult::Woken { jiffies } => left = jiffies,
-                _ => return done(&mut g),
-            }
+            let end = match self.changed.wait_interruptible_timeout(&mut g, left) {
+                CondVarTimeoutResult::Woken { jiffies } => {
+                    left = jiffies;
+                    continue;
+                }
+                CondVarTimeoutResult::Timeout => Waited::TimedOut,
+                CondVarTimeoutResult::Signal { .. } => Waited::Interrupted,
+            };
+            return if done(&mut g) { Waited::Done } else { end };
         }
-        true
+        Waited::Done
     }
+}
+
+/// How a [`Waitable::wait_for_outcome`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Waited {
+    /// The condition holds.
+    Done,
+    /// The time was up first.
+    TimedOut,
+    /// A signal came first.
+    Interrupted,
 }
 
 /// A wait queue (`struct wait_queue_head`), for threads that wait until a

@@ -16,7 +16,7 @@ use kernel::sync::{Arc, Mutex};
 use kernel::workqueue::{impl_has_work, Work, WorkItem};
 use kernel::{new_mutex, new_work};
 use rb::net::SockAddr;
-use rb::sync::{new_waitable, SpinLockIrqBackend, Waitable};
+use rb::sync::{new_waitable, SpinLockIrqBackend, Waitable, Waited};
 use rb::workqueue::{impl_has_delayed_work, DelayedWork, DelayedWorkItem, OwnedQueue};
 use rb_rdma::{
     Access, BorrowedSg, CmId, CmIdRef, Device, DmaAddr, DmaBuf, DmaDirection, MappedSg, MrMapping,
@@ -545,11 +545,14 @@ impl Path {
             );
             return Err(e);
         }
-        let done = self.wait(CONNECT_TIMEOUT_MS, |p, _| {
-            con.ext.cm.get() != CmOutcome::Pending || p.state() != CltState::Connecting
+        let waited = self.inner.wait_for_outcome(CONNECT_TIMEOUT_MS, |_| {
+            con.ext.cm.get() != CmOutcome::Pending || self.state() != CltState::Connecting
         });
-        if !done {
-            return Err(rb::errno::ETIMEDOUT());
+        match waited {
+            Waited::Done => {}
+            Waited::TimedOut => return Err(rb::errno::ETIMEDOUT()),
+            // As C: the caller's system call may restart.
+            Waited::Interrupted => return Err(ERESTARTSYS),
         }
         match con.ext.cm.get() {
             CmOutcome::Failed(e) => Err(Error::from_errno(e)),

@@ -53,6 +53,26 @@ bad_maps() {
 	try_write $ctl map_device "path=foo"
 	try_write $ctl map_device "path=foo bogus=1"
 	try_write $ctl map_device "sessname=$sess path=foo device_path=/dev/nullb0 access_mode=zz"
+	signalled_map
+}
+
+# A map to an address that resolves but never answers (a static neighbour
+# entry with nobody behind it), by a writer that gets a signal after 2 s
+# while the connection waits: the write ends with the signal (C's
+# ERESTARTSYS, EINTR for a handler without SA_RESTART), not a timeout.
+signalled_map() {
+	local pid
+	ip neigh replace 192.0.2.99 lladdr 02:00:00:00:00:99 dev eth0 nud permanent
+	(
+		trap 'true' USR1
+		echo "sessname=$sess-dead path=ip:192.0.2.99 device_path=/dev/nullb0" >$ctl/map_device 2>/tmp/sig.err
+		echo "map to a silent address, signalled: $(sed 's/.*: //' /tmp/sig.err)"
+	) &
+	pid=$!
+	sleep 2
+	kill -USR1 $pid
+	wait $pid
+	ip neigh del 192.0.2.99 dev eth0
 }
 
 rxe_up || bail "rxe did not come up"
