@@ -171,8 +171,8 @@ impl Device {
         Limits {
             logical_block_size: rsp.logical_block_size.into(),
             physical_block_size: rsp.physical_block_size.into(),
-            io_opt: sess.max_io_size,
-            max_hw_sectors: sess.max_io_size / 512,
+            io_opt: sess.events.max_io_size(),
+            max_hw_sectors: sess.events.max_io_size() / 512,
             max_segments: u16::try_from(sess.max_segments).unwrap_or(u16::MAX),
             max_hw_discard_sectors: rsp.max_discard_sectors,
             discard_granularity: rsp.discard_granularity,

@@ -140,7 +140,9 @@ impl Client {
                 );
                 MapError::Path(e)
             })?;
-            paths.push(a, GFP_KERNEL).map_err(|e| MapError::Path(e.into()))
+            paths
+                .push(a, GFP_KERNEL)
+                .map_err(|e| MapError::Path(e.into()))
         });
         let opts = parsed.map_err(|e| match e {
             MapError::Path(e) => e,
@@ -306,7 +308,7 @@ impl Client {
             rsp.discard_alignment,
             rsp.secure_discard,
             sess.max_segments,
-            sess.max_io_size / 512,
+            sess.events.max_io_size() / 512,
             u8::from(rsp.cache_policy.writeback),
             u8::from(rsp.cache_policy.client_fua()),
         );

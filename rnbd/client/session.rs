@@ -6,6 +6,7 @@
 
 use super::device::Device;
 use super::io::{RnbdMq, INLINE_SG};
+use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::prelude::*;
 use kernel::str::BStr;
 use kernel::sync::{Arc, ArcBorrow, Mutex};
@@ -45,6 +46,9 @@ pub(crate) struct EventsInner {
 #[pin_data]
 pub(crate) struct SessEvents {
     name: KVec<u8>,
+    /// The largest IO the session takes, as RTRS said when it was opened
+    /// and again at each remap: devices mapped later take it as theirs.
+    max_io_size: AtomicU32,
     #[pin]
     pub(crate) inner: Mutex<EventsInner>,
     #[pin]
@@ -58,6 +62,11 @@ impl_has_work! {
 impl SessEvents {
     fn name(&self) -> &BStr {
         BStr::from_bytes(&self.name)
+    }
+
+    /// The largest IO the session takes now.
+    pub(crate) fn max_io_size(&self) -> u32 {
+        self.max_io_size.load(Ordering::Relaxed)
     }
 
     /// Marks the mapped devices disconnected (`set_dev_states_to_disconnected`).
@@ -91,6 +100,14 @@ impl SessEvents {
                 e.to_errno()
             );
             return false;
+        }
+        // The server may have come back with other chunks.
+        match clt.query() {
+            Ok(a) => self.max_io_size.store(a.max_io_size, Ordering::Relaxed),
+            Err(e) => {
+                pr_err!("rtrs_clt_query(\"{}\"): {}\n", self.name(), e.to_errno());
+                return false;
+            }
         }
         // Send without the list locked: a link event that comes meanwhile
         // takes it, and RTRS fails our request only after that event.
@@ -214,7 +231,6 @@ pub(crate) struct Session {
     pub(crate) tag_set: Arc<TagSet<RnbdMq>>,
     pub(crate) events: Arc<SessEvents>,
     pub(crate) nr_poll_queues: u32,
-    pub(crate) max_io_size: u32,
     pub(crate) max_segments: u32,
     /// The negotiated protocol version.
     pub(crate) _ver: u8,
@@ -236,6 +252,7 @@ impl Session {
         let events = Arc::pin_init(
             try_pin_init!(SessEvents {
                 name: n2,
+                max_io_size: AtomicU32::new(0),
                 inner <- new_mutex!(EventsInner {
                     devs: KVec::new(),
                     clt: None,
@@ -261,6 +278,9 @@ impl Session {
             e
         };
         let attrs = clt.query().map_err(close)?;
+        events
+            .max_io_size
+            .store(attrs.max_io_size, Ordering::Relaxed);
         let tag_set = Arc::new(
             TagSet::new(TagSetParams {
                 queue_depth: attrs.queue_depth,
@@ -286,7 +306,6 @@ impl Session {
                 tag_set,
                 events: events.clone(),
                 nr_poll_queues,
-                max_io_size: attrs.max_io_size,
                 max_segments: attrs.max_segments,
                 _ver: ver,
             },

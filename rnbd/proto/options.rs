@@ -301,7 +301,10 @@ mod tests {
             Err(Error::Inval.to_errno())
         );
         // Good paths: the rules of `parse`.
-        assert_eq!(parse_paths(b"path=ip:1.2.3.4"), Err(Error::Inval.to_errno()));
+        assert_eq!(
+            parse_paths(b"path=ip:1.2.3.4"),
+            Err(Error::Inval.to_errno())
+        );
         let o = parse_paths(b"sessname=s path=ip:1.2.3.4 device_path=x").unwrap();
         assert_eq!(o.paths().len(), 1);
     }

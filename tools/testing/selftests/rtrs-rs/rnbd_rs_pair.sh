@@ -14,7 +14,7 @@ sess=rs-pair
 ctl=/sys/class/rnbd-client/ctl
 ccls=/sys/class/rtrs-client
 rounds=100
-ktap_plan 21
+ktap_plan 24
 
 trap rnbd_cleanup EXIT
 
@@ -48,7 +48,7 @@ discard_zeroes() {
 }
 
 rxe_up || bail "rxe did not come up"
-on_server 'modprobe null_blk nr_devices=1 gb=1 memory_backed=1 discard=1 cache_size=64 && srv_stack_load rnbd' ||
+on_server 'modprobe null_blk nr_devices=2 gb=1 memory_backed=1 discard=1 cache_size=64 && srv_stack_load rnbd' ||
 	bail "server: cannot load null_blk and our rnbd-server"
 clt_stack_load rnbd || bail "cannot load our rnbd-client"
 diag "client: $(stack_files | tr '\n' ' ')"
@@ -117,6 +117,22 @@ diag "$n rounds in $((SECONDS - start)) s"
 check "$rounds rounds of map, read, unmap" [ $n = $rounds ]
 check "add_path without and with a source, and remove_path, on a session of one path" eval '
 	echo "$one" >$ctl/map_device && wait_for 30 test -b /dev/rnbd0 && add_path_cycle $sess && unmap'
+# The server comes back with smaller chunks: a device mapped after the
+# session's remap gets the new IO size (C's remap_devs() asks RTRS again).
+kmsg_mark remap-size
+check "a server back with 64 KiB chunks: the session remaps" eval '
+	echo "$one" >$ctl/map_device && wait_for 30 test -b /dev/rnbd0 &&
+	old_kb=$(cat /sys/block/rnbd0/queue/max_hw_sectors_kb) &&
+	on_server "rmmod rnbd_server && rmmod rtrs_server &&
+		insmod $MODDIR/rtrs-server.ko max_chunk_size=65536 && insmod $MODDIR/rnbd-server.ko" &&
+	wait_for 120 eval "kmsg_since remap-size | grep -q \"remapped successfully\""'
+new_kb=0
+check "a device mapped then has the smaller IO size, and verifies at it" eval '
+	echo "sessname=$sess device_path=/dev/nullb1" >$ctl/map_device && wait_for 30 test -b /dev/rnbd1 &&
+	new_kb=$(cat /sys/block/rnbd1/queue/max_hw_sectors_kb) && [ "$new_kb" -lt "$old_kb" ] &&
+	fio_verify /dev/rnbd1 --rw=randwrite --bs=$((new_kb / 4 * 4))k --iodepth=8 --size=4M'
+diag "largest IO before and after: $old_kb KiB, $new_kb KiB"
+check "unmap both" eval 'echo normal >/sys/block/rnbd1/rnbd/unmap_device && wait_for 30 test ! -e /dev/rnbd1 && unmap'
 check "no session is left on either side" eval '! [ -e $ccls/$sess ] &&
 	on_server "wait_for 30 eval \"! [ -e /sys/class/rtrs-server/$sess ]\""'
 
