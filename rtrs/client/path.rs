@@ -8,7 +8,7 @@
 use super::abi::{ConType, Confirm, Dir, PermitId, Permits};
 use super::conn::{self, Con, ConExt, CONNECT_TIMEOUT_MS};
 use super::req::ReqSet;
-use super::sess::{failover, Core, MAX_SEGMENTS};
+use super::sess::{failover, Core};
 use super::sysfs::PathFiles;
 use core::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use kernel::prelude::*;
@@ -33,6 +33,7 @@ use rtrs_proto::chunks::Fence;
 use rtrs_proto::con::{CmCell, CmOutcome};
 use rtrs_proto::hb::{HB_INTERVAL_MS, HB_MISSED_MAX};
 use rtrs_proto::imm::Imm;
+use rtrs_proto::mr::{max_pages_per_mr, MAX_SEGMENTS};
 use rtrs_proto::msg::{
     ConnRsp, InfoRsp, Rbuf, RdmaRead, RdmaWrite, SgDesc, SgList, Uuid, MSG_NEED_INVAL_F,
     MSG_NEW_RKEY_F, SERVICE_CON_QUEUE_DEPTH,
@@ -460,7 +461,8 @@ impl Path {
     pub(crate) fn attach_device(&self, dev: &Device) -> Result {
         let a = dev.attrs();
         let pd = Arc::new(Pd::new(dev, 0)?, GFP_KERNEL)?;
-        let max_pages_per_mr = MAX_SEGMENTS.min(a.max_fast_reg_page_list_len.max(1));
+        let max_pages_per_mr =
+            max_pages_per_mr(a.page_size_cap, a.max_mr_size, a.max_fast_reg_page_list_len);
         let old = self.inner.lock().dev.replace(DevInfo {
             pd,
             max_pages_per_mr,

@@ -27,9 +27,6 @@ use rtrs_proto::msg::{check_pathname, Uuid, MAX_PATHS_NUM};
 use rtrs_proto::path_sel::{MpPolicy, PathIter, PathSnapshot, PathSource, RrCursor};
 use rtrs_proto::state::CltState;
 
-/// `RTRS_MAX_SEGMENTS`: pages of one IO, at most.
-pub(crate) const MAX_SEGMENTS: u32 = 128;
-
 /// What the session learned from its paths' servers.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Limits {

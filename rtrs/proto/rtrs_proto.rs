@@ -21,6 +21,7 @@ pub mod error;
 pub mod hb;
 pub mod imm;
 pub mod link;
+pub mod mr;
 pub mod msg;
 pub mod path_sel;
 pub mod reconnect;

@@ -56,6 +56,8 @@ impl Device {
             max_recv_sge: a.max_recv_sge.max(0) as u32,
             max_cqe: a.max_cqe.max(0) as u32,
             max_fast_reg_page_list_len: a.max_fast_reg_page_list_len,
+            max_mr_size: a.max_mr_size,
+            page_size_cap: a.page_size_cap,
             max_qp_rd_atom: a.max_qp_rd_atom.max(0) as u32,
             max_qp_init_rd_atom: a.max_qp_init_rd_atom.max(0) as u32,
             device_cap_flags: a.device_cap_flags,
@@ -88,6 +90,10 @@ pub struct DeviceAttrs {
     pub max_cqe: u32,
     /// Maximum pages a fast-registration MR maps.
     pub max_fast_reg_page_list_len: u32,
+    /// Largest MR in bytes.
+    pub max_mr_size: u64,
+    /// The page sizes an MR may use, one bit each.
+    pub page_size_cap: u64,
     /// Maximum outstanding RDMA READs a QP answers.
     pub max_qp_rd_atom: u32,
     /// Maximum outstanding RDMA READs a QP initiates.
