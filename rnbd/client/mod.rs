@@ -15,6 +15,7 @@ use kernel::sync::{Arc, Mutex};
 use kernel::{c_str, new_mutex};
 use rb::errno::EALREADY;
 use rb::kvec::VecExt;
+use rb::sync::{new_waitable, Waitable};
 use rb::sysfs::{AsKobject, Class, Device as SysDevice, Kobject, Link, Store, Uevent};
 use rb_block::gendisk::{DiskParams, GenDisk, Major};
 use rb_block::mq::Operations;
@@ -27,21 +28,80 @@ use session::Session;
 
 /// What the client's lock protects (C's `sess_lock` and device list).
 struct State {
-    sessions: KVec<Arc<Session>>,
+    sessions: KVec<Arc<SessSlot>>,
     devices: KVec<Arc<Device>>,
+    /// Maps under way, each with the index it took.
+    mapping: KVec<Reserved>,
     /// Indices of devices being unmapped: their disks still exist.
     unmapping: KVec<u32>,
     /// `/sys/class/rnbd-client/ctl/devices/`.
     devices_dir: Option<Kobject<()>>,
 }
 
+/// A map under way: the session it maps on, the device path and the
+/// index it took, so that no other map takes the same.
+struct Reserved {
+    slot: Arc<SessSlot>,
+    path: KVec<u8>,
+    idx: u32,
+}
+
+/// What a session of the module is: being opened by the first map that
+/// needs it, open, or failed to open.
+#[derive(Clone)]
+enum Opening {
+    Connecting,
+    Open(Arc<Session>),
+    Failed,
+}
+
+/// A session of the module by its name (C's `struct rnbd_clt_session` in
+/// `sess_list`, with its `rtrs_ready` wait).
+///
+/// # Locking
+///
+/// `opening` is a leaf; other maps of the session sleep on it while the
+/// first one opens it.
+#[pin_data]
+struct SessSlot {
+    name: KVec<u8>,
+    nr_poll_queues: u32,
+    #[pin]
+    opening: Waitable<Opening>,
+}
+
+impl SessSlot {
+    fn new(name: &[u8], nr_poll_queues: u32) -> Result<Arc<Self>> {
+        let mut n = KVec::new();
+        n.extend_from_slice(name, GFP_KERNEL)?;
+        Arc::pin_init(
+            pin_init!(SessSlot {
+                name: n,
+                nr_poll_queues,
+                opening <- new_waitable!(Opening::Connecting, "rnbd_clt_sess_opening"),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// The session, if open.
+    fn session(&self) -> Option<Arc<Session>> {
+        match &*self.opening.lock() {
+            Opening::Open(s) => Some(s.clone()),
+            _ => None,
+        }
+    }
+}
+
 /// The module's state.
 ///
 /// # Locking
 ///
-/// `state` (a mutex) guards the sessions, devices and device indices; it is
-/// not held across an RTRS connect or an OPEN (`map` drops it meanwhile),
-/// nor while a device is torn down.
+/// `state` (a mutex) guards the sessions, devices and device indices, and
+/// the maps under way; it is not held across an RTRS connect or an OPEN:
+/// a map takes its session and index under it, connects and opens without
+/// it, and adds the device under it again. One map to an unreachable
+/// server makes no other map or unmap wait, as C's per-session locking.
 #[pin_data]
 pub(crate) struct Client {
     major: Major,
@@ -69,6 +129,7 @@ impl Module {
                 state <- new_mutex!(State {
                     sessions: KVec::new(),
                     devices: KVec::new(),
+                    mapping: KVec::new(),
                     unmapping: KVec::new(),
                     devices_dir: None,
                 }),
@@ -160,71 +221,142 @@ impl Client {
             opts.access_mode.as_str(),
             opts.nr_poll_queues
         );
+        let (sess, slot, idx) = loop {
+            let (slot, creator, idx) = self.reserve(&opts, paths.is_empty())?;
+            if creator {
+                let opened =
+                    Session::open(opts.sessname, &paths, opts.dest_port, opts.nr_poll_queues);
+                match opened {
+                    Ok(sess) => {
+                        slot.opening.update(|o| *o = Opening::Open(sess.clone()));
+                        break (sess, slot, idx);
+                    }
+                    Err(e) => {
+                        pr_err!(
+                            "map_device: failed to open session {}, err: {}\n",
+                            sessname,
+                            e.to_errno()
+                        );
+                        slot.opening.update(|o| *o = Opening::Failed);
+                        self.release(&slot, idx);
+                        return Err(e);
+                    }
+                }
+            }
+            // Another map opens the session: wait for it, as C's
+            // `wait_for_rtrs_connection()`, and try again if it failed.
+            slot.opening
+                .wait_until(|o| !matches!(o, Opening::Connecting));
+            if let Some(sess) = slot.session() {
+                break (sess, slot, idx);
+            }
+            self.release(&slot, idx);
+        };
+        let ret = self.map_on(&sess, &opts, idx);
+        if ret.is_err() {
+            self.release(&slot, idx);
+        }
+        ret
+    }
+
+    /// Takes, for a map of `opts`, its session (found, or new: then the
+    /// caller opens it) and a device index. `EEXIST` if the device is
+    /// mapped or being mapped on that session.
+    fn reserve(&self, opts: &MapOptions<'_>, no_paths: bool) -> Result<(Arc<SessSlot>, bool, u32)> {
+        let sessname = BStr::from_bytes(opts.sessname);
         let mut st = self.state.lock();
-        if st
+        let exists = st
             .devices
             .iter()
             .any(|d| &d.pathname[..] == opts.device_path && &d.sess.name[..] == opts.sessname)
-        {
+            || st
+                .mapping
+                .iter()
+                .any(|r| &r.path[..] == opts.device_path && &r.slot.name[..] == opts.sessname);
+        if exists {
             pr_err!(
                 "map_device: Device {} on session {} already exists\n",
-                pathname,
+                BStr::from_bytes(opts.device_path),
                 sessname
             );
             return Err(EEXIST);
         }
-        let sess = match st.sessions.iter().find(|s| &s.name[..] == opts.sessname) {
+        let idx = Self::free_index(&st)?;
+        let mut path = KVec::new();
+        path.extend_from_slice(opts.device_path, GFP_KERNEL)?;
+        st.mapping.reserve(1, GFP_KERNEL)?;
+        let (slot, creator) = match st.sessions.iter().find(|s| &s.name[..] == opts.sessname) {
             Some(s) => {
                 if (opts.nr_poll_queues != 0) || s.nr_poll_queues != 0 {
                     // A device that polls needs a session of its own.
                     return Err(EINVAL);
                 }
-                s.clone()
+                (s.clone(), false)
             }
             None => {
-                if paths.is_empty() {
+                if no_paths {
                     pr_err!(
                         "Session {} not found, and path parameter not given\n",
                         sessname
                     );
                     return Err(ENXIO);
                 }
-                let opened =
-                    Session::open(opts.sessname, &paths, opts.dest_port, opts.nr_poll_queues);
-                let s = opened.inspect_err(|e| {
-                    pr_err!(
-                        "map_device: failed to open session {}, err: {}\n",
-                        sessname,
-                        e.to_errno()
-                    )
-                })?;
-                st.sessions
-                    .push(s.clone(), GFP_KERNEL)
-                    .inspect_err(|_| s.close())?;
-                s
+                let s = SessSlot::new(opts.sessname, opts.nr_poll_queues)?;
+                st.sessions.push(s.clone(), GFP_KERNEL)?;
+                (s, true)
             }
         };
-        let ret = self.map_on(&mut st, &sess, &opts);
-        if ret.is_err() && !st.devices.iter().any(|d| Arc::ptr_eq(&d.sess, &sess)) {
-            st.sessions.retain(|s| !Arc::ptr_eq(s, &sess));
+        // Room was reserved above: this does not fail.
+        let _ = st.mapping.push(
+            Reserved {
+                slot: slot.clone(),
+                path,
+                idx,
+            },
+            GFP_KERNEL,
+        );
+        Ok((slot, creator, idx))
+    }
+
+    /// A map that took `slot` and index `idx` ends without a device: gives
+    /// the index back, and the session if no device and no other map uses
+    /// it (closing it if it is open).
+    fn release(&self, slot: &Arc<SessSlot>, idx: u32) {
+        let unused = {
+            let mut st = self.state.lock();
+            st.mapping.retain(|r| r.idx != idx);
+            let sess = slot.session();
+            let used = st.mapping.iter().any(|r| Arc::ptr_eq(&r.slot, slot))
+                || sess
+                    .as_ref()
+                    .is_some_and(|s| st.devices.iter().any(|d| Arc::ptr_eq(&d.sess, s)));
+            // A session that failed to open goes at once: the maps that
+            // waited for it try again with a new one, as C's `goto again`.
+            let failed = matches!(*slot.opening.lock(), Opening::Failed);
+            if !used || failed {
+                st.sessions.retain(|s| !Arc::ptr_eq(s, slot));
+            }
+            (!used).then_some(sess).flatten()
+        };
+        if let Some(sess) = unused {
             sess.close();
         }
-        ret
     }
 
     fn free_index(st: &State) -> Result<u32> {
         (0..=MAX_DISK_INDEX)
-            .find(|i| !st.devices.iter().any(|d| d.idx == *i) && !st.unmapping.contains(i))
+            .find(|i| {
+                !st.devices.iter().any(|d| d.idx == *i)
+                    && !st.mapping.iter().any(|r| r.idx == *i)
+                    && !st.unmapping.contains(i)
+            })
             .ok_or(ENOSPC)
     }
 
-    fn map_on(
-        self: &Arc<Self>,
-        st: &mut State,
-        sess: &Arc<Session>,
-        opts: &MapOptions<'_>,
-    ) -> Result {
-        let idx = Self::free_index(st)?;
+    /// Opens the device on the server and makes its disk, with no lock
+    /// held; then adds it, with index `idx` that this map took, under the
+    /// client's lock.
+    fn map_on(self: &Arc<Self>, sess: &Arc<Session>, opts: &MapOptions<'_>, idx: u32) -> Result {
         let read_only = opts.access_mode == AccessMode::Ro;
         let io = Arc::new(DevIo::new(sess.clt.clone(), read_only, idx), GFP_KERNEL)?;
         let mut pathname = KVec::new();
@@ -279,18 +411,27 @@ impl Client {
         )
         .map_err(close_on_err)?;
         *dev.disk.lock() = Some(disk);
-        if let Err(e) = self.add_sysfs(st, &dev) {
+        let added = {
+            let mut st = self.state.lock();
+            let mut add = || -> Result {
+                self.add_sysfs(&st, &dev)?;
+                st.devices.reserve(1, GFP_KERNEL)?;
+                sess.events
+                    .inner
+                    .lock()
+                    .devs
+                    .push(dev.clone(), GFP_KERNEL)?;
+                // Room was reserved above: this does not fail.
+                let _ = st.devices.push(dev.clone(), GFP_KERNEL);
+                // The device is visible, and takes over the map's index.
+                st.mapping.retain(|r| r.idx != idx);
+                Ok(())
+            };
+            add()
+        };
+        if let Err(e) = added {
             self.teardown(&dev, true);
             return Err(e);
-        }
-        // The device is visible: add it to the lists.
-        st.devices
-            .push(dev.clone(), GFP_KERNEL)
-            .inspect_err(|_| self.teardown(&dev, true))?;
-        if let Err(e) = sess.events.inner.lock().devs.push(dev.clone(), GFP_KERNEL) {
-            st.devices.retain(|d| !Arc::ptr_eq(d, &dev));
-            self.teardown(&dev, true);
-            return Err(e.into());
         }
         pr_info!(
             "{}: map_device: Device mapped as {} (nsectors: {}, logical_block_size: {}, \
@@ -425,9 +566,18 @@ impl Client {
         let last = {
             let mut st = self.state.lock();
             st.unmapping.retain(|i| *i != dev.idx);
-            let last = !st.devices.iter().any(|d| Arc::ptr_eq(&d.sess, &sess));
+            let slot = st
+                .sessions
+                .iter()
+                .find(|s| s.session().is_some_and(|s| Arc::ptr_eq(&s, &sess)))
+                .cloned();
+            let last = !st.devices.iter().any(|d| Arc::ptr_eq(&d.sess, &sess))
+                && !slot
+                    .as_ref()
+                    .is_some_and(|slot| st.mapping.iter().any(|r| Arc::ptr_eq(&r.slot, slot)));
             if last {
-                st.sessions.retain(|s| !Arc::ptr_eq(s, &sess));
+                st.sessions
+                    .retain(|s| !slot.as_ref().is_some_and(|slot| Arc::ptr_eq(s, slot)));
             }
             last
         };

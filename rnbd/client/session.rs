@@ -230,7 +230,6 @@ pub(crate) struct Session {
     pub(crate) clt: Arc<Clt>,
     pub(crate) tag_set: Arc<TagSet<RnbdMq>>,
     pub(crate) events: Arc<SessEvents>,
-    pub(crate) nr_poll_queues: u32,
     pub(crate) max_segments: u32,
     /// The negotiated protocol version.
     pub(crate) _ver: u8,
@@ -305,7 +304,6 @@ impl Session {
                 clt,
                 tag_set,
                 events: events.clone(),
-                nr_poll_queues,
                 max_segments: attrs.max_segments,
                 _ver: ver,
             },

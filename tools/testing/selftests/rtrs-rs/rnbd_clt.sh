@@ -13,7 +13,7 @@ sess=rs-clt
 ctl=/sys/class/rnbd-client/ctl
 dev=/sys/block/rnbd0/rnbd
 map2="sessname=$sess path=ip:$SERVER_IP0 path=ip:$SERVER_IP1 device_path=/dev/nullb0"
-ktap_plan 77
+ktap_plan 80
 
 cleanup() {
 	exec 3<&- 2>/dev/null
@@ -56,6 +56,23 @@ bad_maps() {
 	signalled_map
 }
 
+# A map to a server that never answers (as below) in the background, and
+# meanwhile a map and an unmap of a device on a server that does: those
+# must not wait for the first (C serialises per session). The first map is
+# still connecting when they are done; then it fails.
+independent_maps() {
+	local bg rc=0
+	ip neigh replace 192.0.2.98 lladdr 02:00:00:00:00:98 dev eth0 nud permanent
+	echo "sessname=$sess-dead path=ip:192.0.2.98 device_path=/dev/nullb0" >$ctl/map_device 2>/dev/null &
+	bg=$!
+	sleep 1
+	map "sessname=$sess path=ip:$SERVER_IP0 device_path=/dev/nullb0" && wait_for 60 test -b /dev/rnbd0 &&
+		unmap && kill -0 $bg 2>/dev/null || rc=1
+	wait $bg && rc=1
+	ip neigh del 192.0.2.98 dev eth0
+	return $rc
+}
+
 # A map to an address that resolves but never answers (a static neighbour
 # entry with nobody behind it), by a writer that gets a signal after 2 s
 # while the connection waits: the write ends with the signal (C's
@@ -91,6 +108,7 @@ map "sessname=$sess path=ip:$SERVER_IP0 device_path=/dev/nullb0" && wait_for 60 
 	bail "C client: map on one path failed"
 check "C client: add_path without and with a source, and remove_path, on its session" add_path_cycle $sess
 unmap || bail "C client: unmap failed"
+check "C client: a map to a silent server makes no other map or unmap wait" independent_maps
 bad_maps >"$ref/bad_maps"
 unload_rnbd_rtrs
 diag "C: $(tr '\n' ' ' <"$ref/bad_maps")"
@@ -156,6 +174,7 @@ for stack in rnbd rnbd-c; do
 	check "$stack: add_path without and with a source, and remove_path, on this session" \
 		add_path_cycle $sess
 	check "$stack: unmap" unmap
+	check "$stack: a map to a silent server makes no other map or unmap wait" independent_maps
 
 	# Poll queues need a session of their own.
 	check "$stack: map with nr_poll_queues=1" \
