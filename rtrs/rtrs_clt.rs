@@ -36,8 +36,10 @@ impl kernel::Module for RtrsClient {
         let class = rb::sysfs::Class::new(kernel::c_str!("rtrs-client")).inspect_err(|e| {
             pr_err!("failed to create rtrs-client dev class: {}\n", e.to_errno())
         })?;
-        // The cell is empty: only init sets it, and exit empties it.
+        let devs = rtrs_common::dev::DevPool::new()?;
+        // The cells are empty: only init sets them, and exit empties them.
         let _ = client::sysfs::CLASS.set(class);
+        let _ = client::sess::DEVS.set(devs);
         Ok(RtrsClient)
     }
 }
@@ -47,5 +49,6 @@ impl Drop for RtrsClient {
         // Sessions hold the class too; they are gone, since `rnbd-client`
         // (our user) closed them before it could unload.
         drop(client::sysfs::CLASS.take());
+        drop(client::sess::DEVS.take());
     }
 }

@@ -42,8 +42,10 @@ impl kernel::Module for RtrsServer {
         let class = rb::sysfs::Class::new(kernel::c_str!("rtrs-server")).inspect_err(|e| {
             pr_err!("failed to create rtrs-server dev class: {}\n", e.to_errno())
         })?;
-        // The cell is empty: only init sets it, and exit empties it.
+        let devs = rtrs_common::dev::DevPool::new()?;
+        // The cells are empty: only init sets them, and exit empties them.
         let _ = server::sysfs::CLASS.set(class);
+        let _ = server::path::DEVS.set(devs);
         Ok(RtrsServer)
     }
 }
@@ -53,5 +55,6 @@ impl Drop for RtrsServer {
         // Sessions hold the class too; they are gone, since `rnbd-server`
         // (our user) closed its context before it could unload.
         drop(server::sysfs::CLASS.take());
+        drop(server::path::DEVS.take());
     }
 }

@@ -23,6 +23,7 @@ use rb_rdma::{
     Pd, SendFlags, SendOp, SendWr, Sge,
 };
 use rtrs_common::con::SendQueue;
+use rtrs_common::dev::DevUse;
 use rtrs_common::hb::{Hb, HbPath, HB_WORK};
 use rtrs_common::kerr;
 use rtrs_common::name::NameBuf;
@@ -77,11 +78,18 @@ pub(crate) struct SrvParams {
     pub(crate) signal_interval: u32,
 }
 
-/// The device the first connection resolved to.
+/// The device the first connection resolved to: the path's use of it (its
+/// PD, shared with the module's other paths on it).
 #[derive(Clone)]
 struct DevInfo {
-    pd: Arc<Pd>,
+    dev: Arc<DevUse>,
     max_pages_per_mr: u32,
+}
+
+impl DevInfo {
+    fn pd(&self) -> &Arc<Pd> {
+        self.dev.pd()
+    }
 }
 
 /// A path's name in log lines: `<session> src@dst`, with the source the
@@ -437,7 +445,7 @@ impl Path {
     }
 
     pub(crate) fn pd(&self) -> Option<Arc<Pd>> {
-        self.inner.lock().dev.as_ref().map(|d| d.pd.clone())
+        self.inner.lock().dev.as_ref().map(|d| d.pd().clone())
     }
 
     pub(crate) fn inflight_dec(&self) {
@@ -460,11 +468,19 @@ impl Path {
     /// for the first connection.
     pub(crate) fn attach_device(&self, dev: &Device) -> Result {
         let a = dev.attrs();
-        let pd = Arc::new(Pd::new(dev, 0)?, GFP_KERNEL)?;
+        let used = self.core.devs.get(dev, |d| {
+            // `rtrs_clt_ib_dev_init()`: requests register their pages.
+            if d.attrs().mem_mgt_extensions() {
+                Ok(())
+            } else {
+                pr_err!("Memory registrations not supported.\n");
+                Err(rb::errno::EOPNOTSUPP())
+            }
+        })?;
         let max_pages_per_mr =
             max_pages_per_mr(a.page_size_cap, a.max_mr_size, a.max_fast_reg_page_list_len);
         let old = self.inner.lock().dev.replace(DevInfo {
-            pd,
+            dev: Arc::new(used, GFP_KERNEL)?,
             max_pages_per_mr,
         });
         // Outside the spinlock: freeing a PD may sleep.
@@ -583,7 +599,7 @@ impl Path {
                 (inner.srv, inner.dev.clone())
             };
             let dev = dev.ok_or(ENODEV)?;
-            let rs = ReqSet::new(&dev.pd, srv, dev.max_pages_per_mr)?;
+            let rs = ReqSet::new(dev.pd(), srv, dev.max_pages_per_mr)?;
             for cid in 0..self.con_num {
                 self.cons.with(cid as u16, |id| {
                     id.handler().ext.set_reqs(rs.clone());

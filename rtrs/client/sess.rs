@@ -12,12 +12,14 @@ use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
 use kernel::{c_str, new_mutex};
 use rb::cpu::{current_cpu, nr_cpu_ids};
+use rb::global::Global;
 use rb::net::SockAddr;
 use rb::once::SetOnce;
 use rb::rcu::{self, new_rcu_vec, RcuVec};
 use rb::sync::{new_spinlock_irq, SpinLockIrq};
 use rb::sysfs::Kobject;
 use rb::workqueue::OwnedQueue;
+use rtrs_common::dev::DevPool;
 use rtrs_common::kerr;
 use rtrs_common::name::NameBuf;
 use rtrs_common::sockaddr::same_addr;
@@ -75,7 +77,12 @@ pub(crate) struct Core {
     /// The session's permits and chunks, once the servers told how many
     /// (before that no IO is in flight).
     pub(crate) permits: SetOnce<Arc<Permits>>,
+    /// The module's devices, whose PDs the paths share.
+    pub(crate) devs: Arc<DevPool>,
 }
+
+/// The devices of the module's paths, set at module init.
+pub(crate) static DEVS: Global<Arc<DevPool>> = Global::new();
 
 /// The session's paths as the policies read them: each path's state at
 /// the moment a policy looks (C reads the path under RCU at each pick).
@@ -352,6 +359,7 @@ impl Sess {
                 limits <- new_spinlock_irq!(Limits::default(), "rtrs_clt_limits"),
                 wq: OwnedQueue::new(c_str!("rtrs_client_wq"), 0)?,
                 permits: SetOnce::new(),
+                devs: DEVS.get().ok_or(ENODEV)?,
             }? Error),
             GFP_KERNEL,
         )?;

@@ -10,6 +10,7 @@
 use rb::__LOG_PREFIX;
 
 pub mod con;
+pub mod dev;
 pub mod hb;
 pub mod name;
 pub mod slots;

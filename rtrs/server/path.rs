@@ -14,6 +14,7 @@ use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
 use kernel::workqueue::{impl_has_work, Work, WorkItem};
 use kernel::{new_mutex, new_work};
+use rb::global::Global;
 use rb::kvec::VecExt;
 use rb::net::SockAddr;
 use rb::sync::{new_spinlock_irq, new_waitable, SpinLockIrq, SpinLockIrqBackend, Waitable};
@@ -26,6 +27,7 @@ use rb_rdma::{
     SendFlags, SendOp, SendWr, Sge, Wc,
 };
 use rtrs_common::con::{check_wc, QpSizes, SendQueue, WcError};
+use rtrs_common::dev::{DevPool, DevUse};
 use rtrs_common::hb::{Hb, HbPath, HB_WORK};
 pub(crate) use rtrs_common::name::NameBuf;
 use rtrs_common::slots::ConSlots;
@@ -36,6 +38,9 @@ use rtrs_proto::msg::{
     MAX_PATHS_NUM, MSG_NEED_INVAL_F, SERVICE_CON_QUEUE_DEPTH,
 };
 use rtrs_proto::state::{Changed, SrvState, StateCell};
+
+/// The devices of the module's paths, set at module init.
+pub(crate) static DEVS: Global<Arc<DevPool>> = Global::new();
 
 /// `a / b` rounded up.
 fn div_ceil(a: u32, b: NonZeroU32) -> u32 {
@@ -146,7 +151,9 @@ pub(crate) struct Path {
     state: StateCell<SrvState>,
     /// The connections, by cid.
     pub(crate) cons: ConSlots<Path>,
+    /// The PD of the device, shared with the module's other paths on it.
     pub(crate) pd: Arc<Pd>,
+    _dev: DevUse,
     pub(crate) mrs: KVec<SrvMr>,
     chunks_per_mr: NonZeroU32,
     pub(crate) layout: ChunkLayout,
@@ -195,7 +202,8 @@ impl Path {
         let p = sess.ctx.params;
         let qd = sess.queue_depth;
         let dev = req.device();
-        let pd = Arc::new(Pd::new(dev, 0)?, GFP_KERNEL)?;
+        let used = DEVS.get().ok_or(ENODEV)?.get(dev, |_| Ok(()))?;
+        let pd = used.pd().clone();
 
         // `map_cont_bufs()`: one MR per chunk to invalidate them one by one,
         // else as many chunks per MR as the device registers at once.
@@ -263,6 +271,7 @@ impl Path {
                 state: StateCell::new(SrvState::Connecting),
                 cons: ConSlots::new(u32::from(msg.cid_num))?,
                 pd,
+                _dev: used,
                 mrs,
                 chunks_per_mr,
                 layout,

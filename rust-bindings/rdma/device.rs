@@ -102,6 +102,14 @@ pub struct DeviceAttrs {
     pub device_cap_flags: u64,
 }
 
+impl DeviceAttrs {
+    /// Whether the device registers memory with work requests
+    /// (`IB_DEVICE_MEM_MGT_EXTENSIONS`: REG_MR, LOCAL_INV), which RTRS needs.
+    pub fn mem_mgt_extensions(&self) -> bool {
+        self.device_cap_flags & ffi::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS as u64 != 0
+    }
+}
+
 /// A registration reference on a device (`ib_device_try_get`): while it is
 /// held, unregistration of the device waits.
 ///

@@ -15,6 +15,7 @@ pub mod cm;
 pub mod cq;
 pub mod device;
 pub mod dma;
+pub mod event;
 pub mod mr;
 pub mod pd;
 pub mod wr;
@@ -25,6 +26,7 @@ pub use cm::{
 pub use cq::{Cqe, CqeHandler, PollContext, Wc, WcOpcode};
 pub use device::{Device, DeviceRef};
 pub use dma::{BorrowedSg, DmaAddr, DmaBuf, DmaDirection, MappedSg};
+pub use event::{EventHandler, IbEvent, IbEventHandler};
 pub use mr::{Mr, MrMapping};
 pub use pd::Pd;
 pub use wr::{Access, RecvWr, SendFlags, SendOp, SendWr, Sge, WrChain};

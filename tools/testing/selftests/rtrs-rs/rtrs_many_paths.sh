@@ -4,7 +4,9 @@
 # Path selection over many paths, and the round-robin cursor when a path
 # goes: our whole stack on both sides. A device is mapped over one path,
 # then 32 more are added from addresses the client's link-0 netdev gets for
-# the purpose (33 paths; C takes up to 128). With the first 32 disconnected,
+# the purpose (33 paths; C takes up to 128). The addresses change rxe0's
+# GID table, an event the client logs as C; the 33 paths share one PD on
+# each side. With the first 32 disconnected,
 # verified IO must go over the 33rd: every path of the list carries IO, not
 # only the first 32. Then, with three paths and round-robin, one CPU writes
 # twice (paths 0 and 1), path 0 is removed, and its next write must go to
@@ -15,7 +17,7 @@
 sess=rs-many
 ccls=/sys/class/rtrs-client
 n_extra=32
-ktap_plan 9
+ktap_plan 11
 
 alias_ip() { echo "192.0.2.$((100 + $1))"; }
 cleanup() {
@@ -39,13 +41,22 @@ command -v taskset >/dev/null || bail "no taskset in the guest"
 rxe_up || bail "rxe did not come up"
 on_server srv_stack_load rnbd || bail "cannot load our server stack"
 clt_stack_load rnbd || bail "cannot load our client stack"
-for i in $(seq 1 $n_extra); do ip addr add "$(alias_ip $i)/24" dev eth0 || bail "cannot add an address"; done
 echo "sessname=$sess path=ip:$CLIENT_IP0@ip:$SERVER_IP0 device_path=/dev/nullb0" \
 	>/sys/class/rnbd-client/ctl/map_device && wait_for 60 test -b /dev/rnbd0 || bail "map_device failed"
+# New addresses change the device's GID table: an event of the device.
+kmsg_mark gid
+for i in $(seq 1 $n_extra); do ip addr add "$(alias_ip $i)/24" dev eth0 || bail "cannot add an address"; done
+check "the client logs the device's events, as C" \
+	wait_for 10 eval 'kmsg_since gid | grep -q "rtrs_client: Handling event: GID changed"'
 
 check "add_path of 32 more paths" eval 'for i in $(seq 1 $n_extra); do
 	echo "$(path_of "$(alias_ip $i)")" >$ccls/$sess/add_path || exit 1; done'
 check "all 33 paths are connected" wait_for 120 all_connected
+# Every path is on rxe0: one PD each side, shared, as C's rtrs_ib_dev.
+pds() { rdma resource show pd 2>/dev/null | grep -c "$1"; }
+diag "PDs: client $(pds rtrs_client), server $(on_server "rdma resource show pd | grep -c rtrs_server")"
+check "the 33 paths share one PD on each side" \
+	eval '[ "$(pds rtrs_client)" = 1 ] && [ "$(on_server "rdma resource show pd | grep -c rtrs_server")" = 1 ]'
 # The list is in the order the paths came: the first 32 go down.
 check "disconnect the first 32" eval '
 	echo 1 >"$ccls/$sess/paths/$(path_of "$CLIENT_IP0")/disconnect" &&
