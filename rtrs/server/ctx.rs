@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 
 //! The server context (`rtrs_srv_open`): listeners on all devices, for IP
-//! and native IB, and the sessions that come in through them.
+//! and native IB, while a device is there, and the sessions that come in
+//! through them.
 
 use super::abi::UpperOps;
 use super::params::{Params, MAX_HDR_SIZE};
@@ -11,84 +12,177 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
 use kernel::{c_str, new_mutex};
+use rb::global::Global;
 use rb::kvec::VecExt;
 use rb::net::SockAddr;
 use rb::workqueue::OwnedQueue;
-use rb_rdma::{ConnectRequest, ListenHandler, Listener};
+use rb_rdma::cm::{ListenError, ListenStep};
+use rb_rdma::{ConnectRequest, Device, IbClient, IbClientOps, ListenHandler, Listener};
 use rtrs_proto::msg::{ConnReq, ConnReqFault, ConnRsp, PROTO_VER_MAJOR};
 
 /// The server context: what `rtrs_srv_open` returns.
 ///
 /// # Locking
 ///
-/// `sessions` > a session's `paths`. `listeners` is taken alone, and only
-/// to put listeners in or take them out: dropping one waits for its
-/// running connection handlers, which take `sessions`. Both are mutexes
-/// (CM handlers and `close` run in process context).
+/// `sessions` > a session's `paths`. `listen` is taken alone, by the RDMA
+/// core's device callbacks and by `close`: dropping a listener under it
+/// waits for the listener's running connection handlers, which take
+/// `sessions`, never `listen`. All are mutexes (CM handlers, device
+/// callbacks and `close` run in process context).
 #[pin_data]
 pub(crate) struct Ctx {
     /// The upper layer's callbacks.
     pub(crate) upper: UpperOps,
     /// The module parameters, as they were at `rtrs_srv_open`.
     pub(crate) params: Params,
+    /// The port to listen on.
+    port: u16,
     /// Where paths close and heartbeats run (`rtrs_server_wq`).
     pub(crate) wq: OwnedQueue,
     /// The sessions.
     #[pin]
     pub(crate) sessions: Mutex<KVec<Arc<Session>>>,
-    /// The IP and IB listeners; empty once closed.
+    /// The devices and the listeners they brought.
     #[pin]
-    listeners: Mutex<KVec<Listener<Ctx>>>,
+    listen: Mutex<Listening>,
+    /// Our client of the RDMA core, until `close`.
+    #[pin]
+    client: Mutex<Option<Pin<KBox<IbClient<SrvClient>>>>>,
     /// Set by `close`: no new sessions.
     pub(crate) closing: AtomicBool,
 }
 
+/// The RDMA devices that are up, and the listeners (IP and IB) the first
+/// of them brought (C's `ib_ctx.ib_dev_count`): the server listens while
+/// a device is there, as C does.
+struct Listening {
+    devices: u32,
+    listeners: KVec<Listener<Ctx>>,
+}
+
+/// The context the device callbacks serve (C's `ib_ctx`): one per module.
+static CTX: Global<Arc<Ctx>> = Global::new();
+
+/// Our client of the RDMA core (`rtrs_srv_client`).
+struct SrvClient;
+
+impl IbClientOps for SrvClient {
+    /// `rtrs_srv_add_one()`.
+    fn add(_dev: &Device) -> Result {
+        CTX.get().ok_or(ENODEV)?.device_added()
+    }
+
+    /// `rtrs_srv_remove_one()`.
+    fn remove(_dev: &Device) {
+        if let Some(ctx) = CTX.get() {
+            ctx.device_removed();
+        }
+    }
+}
+
 impl Ctx {
+    /// `rtrs_srv_open()`: registers with the RDMA core, which tells of the
+    /// devices; the first one brings the listeners. A bind that fails is
+    /// logged and leaves the server without listeners until a device is
+    /// added again, as in C; the open succeeds.
     pub(crate) fn open(upper: UpperOps, port: u16) -> Result<Arc<Self>> {
         let params = Params::get();
         let ctx = Arc::pin_init(
             try_pin_init!(Ctx {
                 upper,
                 params,
+                port,
                 wq: OwnedQueue::new(c_str!("rtrs_server_wq"), 0)?,
                 sessions <- new_mutex!(KVec::new(), "rtrs_srv_sessions"),
-                listeners <- new_mutex!(KVec::new(), "rtrs_srv_listeners"),
+                listen <- new_mutex!(
+                    Listening {
+                        devices: 0,
+                        listeners: KVec::new(),
+                    },
+                    "rtrs_srv_listen"
+                ),
+                client <- new_mutex!(None, "rtrs_srv_client"),
                 closing: AtomicBool::new(false),
             }? Error),
             GFP_KERNEL,
         )?;
-        // Both, or neither (as the C server): IPv6 any (which also takes
-        // IPv4) in the TCP port space, and AF_IB in the IB port space.
+        CTX.set(ctx.clone()).map_err(|_| EBUSY)?;
+        match IbClient::<SrvClient>::new(c_str!("rtrs_server")) {
+            Ok(c) => *ctx.client.lock() = Some(c),
+            Err(e) => {
+                drop(CTX.take());
+                return Err(e);
+            }
+        }
+        Ok(ctx)
+    }
+
+    /// A device came: the first one brings the listeners.
+    fn device_added(self: &Arc<Self>) -> Result {
+        let mut l = self.listen.lock();
+        if l.devices == 0 {
+            let listeners = self.listeners().inspect_err(|_| {
+                pr_err!("Failed to initialize RDMA connection\n");
+            })?;
+            l.listeners = listeners;
+            pr_info!("listening on port {}\n", self.port);
+        }
+        l.devices += 1;
+        Ok(())
+    }
+
+    /// A device goes: the last one takes the listeners.
+    fn device_removed(&self) {
+        let gone = {
+            let mut l = self.listen.lock();
+            l.devices = l.devices.saturating_sub(1);
+            if l.devices > 0 {
+                return;
+            }
+            core::mem::take(&mut l.listeners)
+        };
+        // Dropping them waits for their running handlers.
+        drop(gone);
+    }
+
+    /// `rtrs_srv_rdma_init()`: both listeners, or neither: IPv6 any (which
+    /// also takes IPv4) in the TCP port space, and AF_IB in the IB port
+    /// space. Each failure is logged as `rtrs_srv_cm_init()` does.
+    fn listeners(self: &Arc<Self>) -> Result<KVec<Listener<Ctx>>> {
+        let log = |e: ListenError| {
+            let what = match e.step {
+                ListenStep::Create => "Creating id for RDMA connection failed",
+                ListenStep::Bind => "Binding RDMA address failed",
+                ListenStep::Listen => "Listening on RDMA connection failed",
+            };
+            pr_err!("{}, err: {}\n", what, e.err.to_errno());
+            e.err
+        };
+        let mut v = KVec::with_capacity(2, GFP_KERNEL)?;
         let ip = Listener::new(
-            ctx.clone(),
-            &SockAddr::ipv6([0; 16], 0, port),
+            self.clone(),
+            &SockAddr::ipv6([0; 16], 0, self.port),
             64,
             Some(false),
         )
-        .inspect_err(|e| {
-            pr_err!(
-                "Listening on RDMA connection failed, err: {}\n",
-                e.to_errno()
-            )
-        })?;
-        let ib = Listener::new(ctx.clone(), &SockAddr::ib([0; 16], port), 64, None).inspect_err(
-            |e| pr_err!("Listening on IB connection failed, err: {}\n", e.to_errno()),
-        )?;
-        {
-            let mut l = ctx.listeners.lock();
-            l.push(ip, GFP_KERNEL)?;
-            l.push(ib, GFP_KERNEL)?;
-        }
-        pr_info!("listening on port {}\n", port);
-        Ok(ctx)
+        .map_err(log)?;
+        let ib = Listener::new(self.clone(), &SockAddr::ib([0; 16], self.port), 64, None)
+            .map_err(log)?;
+        v.push(ip, GFP_KERNEL)?;
+        v.push(ib, GFP_KERNEL)?;
+        Ok(v)
     }
 
     /// `rtrs_srv_close`: stop listening, close every path and wait for it.
     pub(crate) fn close(self: Arc<Self>) {
         self.closing.store(true, Ordering::Release);
-        // Dropping the listeners waits for their running handlers.
-        let listeners = core::mem::take(&mut *self.listeners.lock());
+        // Unregistering removes every device: the listeners go, after
+        // their running handlers.
+        let client = self.client.lock().take();
+        drop(client);
+        let listeners = core::mem::take(&mut self.listen.lock().listeners);
         drop(listeners);
+        drop(CTX.take());
         let sessions: KVec<Arc<Session>> = {
             let s = self.sessions.lock();
             let mut v = KVec::new();

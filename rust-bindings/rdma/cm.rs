@@ -1056,24 +1056,56 @@ unsafe extern "C" fn listen_event<L: ListenHandler>(
     0
 }
 
+/// The step of making a [`Listener`] that failed, for a caller that logs
+/// each as C does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListenStep {
+    /// `rdma_create_id()` (or an allocation before it).
+    Create,
+    /// `rdma_bind_addr()` (or `rdma_set_afonly()`).
+    Bind,
+    /// `rdma_listen()`.
+    Listen,
+}
+
+/// Why a [`Listener`] could not be made.
+#[derive(Clone, Copy, Debug)]
+pub struct ListenError {
+    /// The step that failed.
+    pub step: ListenStep,
+    /// Its error.
+    pub err: Error,
+}
+
+impl From<ListenError> for Error {
+    fn from(e: ListenError) -> Error {
+        e.err
+    }
+}
+
 impl<L: ListenHandler> Listener<L> {
     /// Listens on `addr` (a wildcard address listens on all devices; an
-    /// `AF_IB` one in the IB port space) with a backlog of `backlog` requests. `afonly`: for IPv6, whether to refuse
-    /// IPv4-mapped connections.
+    /// `AF_IB` one in the IB port space) with a backlog of `backlog`
+    /// requests. `afonly`: for IPv6, whether to refuse IPv4-mapped
+    /// connections.
     pub fn new(
         handler: Arc<L>,
         addr: &SockAddr,
         backlog: i32,
         afonly: Option<bool>,
-    ) -> Result<Self> {
-        let inner = NonNull::from(KBox::leak(KBox::new(
-            ListenInner {
-                state: HandlerState::default(),
-                id: null_mut(),
-                handler,
-            },
-            GFP_KERNEL,
-        )?));
+    ) -> core::result::Result<Self, ListenError> {
+        let fail = |step| move |err| ListenError { step, err };
+        let inner = NonNull::from(KBox::leak(
+            KBox::new(
+                ListenInner {
+                    state: HandlerState::default(),
+                    id: null_mut(),
+                    handler,
+                },
+                GFP_KERNEL,
+            )
+            .map_err(|e| fail(ListenStep::Create)(e.into()))?,
+        ));
         // Native IB addresses live in the IB port space, IP ones in TCP's.
         let ps = if u32::from(addr.family()) == ffi::AF_IB {
             ffi::rdma_ucm_port_space_RDMA_PS_IB
@@ -1094,7 +1126,7 @@ impl<L: ListenHandler> Listener<L> {
         if let Err(e) = kernel::error::from_err_ptr(id) {
             // SAFETY: `inner` is ours and unshared.
             drop(unsafe { KBox::from_raw(inner.as_ptr()) });
-            return Err(e);
+            return Err(fail(ListenStep::Create)(e));
         }
         // SAFETY: no event before `rdma_listen`.
         unsafe { (*inner.as_ptr()).id = id };
@@ -1105,10 +1137,10 @@ impl<L: ListenHandler> Listener<L> {
         // SAFETY: the id is live; the address is copied.
         unsafe {
             if let Some(only) = afonly {
-                to_result(ffi::rdma_set_afonly(id, only as i32))?;
+                to_result(ffi::rdma_set_afonly(id, only as i32)).map_err(fail(ListenStep::Bind))?;
             }
-            to_result(ffi::rdma_bind_addr(id, a.as_mut_ptr()))?;
-            to_result(ffi::rdma_listen(id, backlog))?;
+            to_result(ffi::rdma_bind_addr(id, a.as_mut_ptr())).map_err(fail(ListenStep::Bind))?;
+            to_result(ffi::rdma_listen(id, backlog)).map_err(fail(ListenStep::Listen))?;
         }
         Ok(this)
     }

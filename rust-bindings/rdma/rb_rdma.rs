@@ -11,6 +11,7 @@
 use rb::__LOG_PREFIX;
 
 pub mod blocks;
+pub mod client;
 pub mod cm;
 pub mod cq;
 pub mod device;
@@ -20,6 +21,7 @@ pub mod mr;
 pub mod pd;
 pub mod wr;
 
+pub use client::{IbClient, IbClientOps};
 pub use cm::{
     CmEvent, CmHandler, CmId, CmIdRef, ConnParam, ConnectRequest, ListenHandler, Listener, QpEvent,
 };
