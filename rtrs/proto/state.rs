@@ -297,6 +297,22 @@ impl SrvState {
     }
 }
 
+/// How long a server path may stay connecting, connections made but no
+/// INFO_REQ, before a client's new attempt on it closes it
+/// (`RTRS_MAX_CONN_TIMEOUT`, upstream since 6.12).
+pub const MAX_CONN_TIMEOUT_MS: u64 = 30_000;
+
+/// Whether a server path in `state`, whose last connection began
+/// `connecting_ms` ago (`None`: none is being made, or INFO_REQ was
+/// answered), is a zombie that a client's new attempt closes
+/// (`rtrs_srv_check_close_path()`).
+pub const fn is_zombie(state: SrvState, connecting_ms: Option<u64>) -> bool {
+    match (state, connecting_ms) {
+        (SrvState::Connecting, Some(ms)) => ms > MAX_CONN_TIMEOUT_MS,
+        _ => false,
+    }
+}
+
 impl StateMachine for CltState {
     const FALLBACK: Self = CltState::Dead;
 
@@ -503,6 +519,16 @@ mod tests {
             assert_eq!(won.load(Ordering::SeqCst), 1);
             assert_eq!(winners.len(), 1);
             assert_eq!(c.get(), winners[0]);
+        }
+    }
+
+    #[test]
+    fn zombie_paths() {
+        assert!(!is_zombie(SrvState::Connecting, None));
+        assert!(!is_zombie(SrvState::Connecting, Some(30_000)));
+        assert!(is_zombie(SrvState::Connecting, Some(30_001)));
+        for s in [SrvState::Connected, SrvState::Closing, SrvState::Closed] {
+            assert!(!is_zombie(s, Some(u64::MAX)));
         }
     }
 }

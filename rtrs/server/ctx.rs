@@ -327,6 +327,7 @@ impl Ctx {
             },
         };
         drop(paths);
+        path.connecting_now();
         if let Err(e) = Path::create_con(&path, req, msg.cid) {
             pr_err!("create_con(), error {}\n", e.to_errno());
             path.close();

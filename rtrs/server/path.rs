@@ -30,6 +30,7 @@ use rtrs_common::con::{check_wc, QpSizes, SendQueue, WcError};
 use rtrs_common::dev::{DevPool, DevUse};
 use rtrs_common::hb::{Hb, HbPath, HB_WORK};
 pub(crate) use rtrs_common::name::NameBuf;
+use rtrs_common::now_ns;
 use rtrs_common::slots::ConSlots;
 use rtrs_common::sockaddr::same_addr;
 use rtrs_proto::imm::{ChunkLayout, Imm};
@@ -37,7 +38,7 @@ use rtrs_proto::msg::{
     ConnReq, InfoReq, InfoRsp, IoReq, IoReqFault, RdmaMsg, RkeyRsp, SgDesc, SgList, Uuid,
     MAX_PATHS_NUM, MSG_NEED_INVAL_F, SERVICE_CON_QUEUE_DEPTH,
 };
-use rtrs_proto::state::{Changed, SrvState, StateCell};
+use rtrs_proto::state::{is_zombie, Changed, SrvState, StateCell};
 
 /// The devices of the module's paths, set at module init.
 pub(crate) static DEVS: Global<Arc<DevPool>> = Global::new();
@@ -126,6 +127,10 @@ struct PathInner {
     cq_vector: u32,
     /// The path is counted in its session's `paths_up`.
     established: bool,
+    /// When the last connection began to be made (`ktime_get` ns), until
+    /// INFO_REQ is answered (C's `connection_timeout`): a path connecting
+    /// for longer than `MAX_CONN_TIMEOUT_MS` is a zombie.
+    connecting_since: Option<i64>,
 }
 
 /// A path of a client session on the server.
@@ -192,11 +197,17 @@ impl Path {
             return Err(rb::errno::ECONNRESET());
         }
         let (src_addr, dst_addr) = req.addrs();
-        if others
+        if let Some(p) = others
             .iter()
-            .any(|p| same_addr(&p.src_addr, &src_addr) && same_addr(&p.dst_addr, &dst_addr))
+            .find(|p| same_addr(&p.src_addr, &src_addr) && same_addr(&p.dst_addr, &dst_addr))
         {
-            pr_err!("Path with same addr exists\n");
+            pr_err!(
+                "{}: Path ({}) with same addr exists (lifetime {})\n",
+                p.name(),
+                p.state().log_str(),
+                p.connecting_ms().unwrap_or(0)
+            );
+            p.close_if_zombie();
             return Err(EEXIST);
         }
         let p = sess.ctx.params;
@@ -283,6 +294,7 @@ impl Path {
                     PathInner {
                         name,
                         cq_vector: u32::MAX,
+                        connecting_since: None,
                         established: false,
                     },
                     "rtrs_srv_path"
@@ -315,7 +327,7 @@ impl Path {
 
     /// Another connection for this path: it must be still connecting, with
     /// the same connection count and a free cid.
-    pub(crate) fn check_new_con(&self, msg: &ConnReq) -> Result {
+    pub(crate) fn check_new_con(self: &Arc<Self>, msg: &ConnReq) -> Result {
         let state = self.state();
         if state != SrvState::Connecting {
             pr_err!(
@@ -335,10 +347,39 @@ impl Path {
             return Err(rb::errno::ECONNRESET());
         }
         if self.cons.has(msg.cid) {
-            pr_err!("{}: Connection already exists: {}\n", self.name(), msg.cid);
+            pr_err!(
+                "{}: Connection ({}) already exists: {} (lifetime {})\n",
+                self.name(),
+                state.log_str(),
+                msg.cid,
+                self.connecting_ms().unwrap_or(0)
+            );
+            self.close_if_zombie();
             return Err(rb::errno::ECONNRESET());
         }
         Ok(())
+    }
+
+    /// A connection of the path begins to be made.
+    pub(crate) fn connecting_now(&self) {
+        self.inner.lock().connecting_since = Some(now_ns());
+    }
+
+    /// How long ago, in ms, the last connection began to be made, if the
+    /// path waits for its INFO_REQ.
+    fn connecting_ms(&self) -> Option<u64> {
+        let since = self.inner.lock().connecting_since?;
+        Some(((now_ns() - since).max(0) / 1_000_000) as u64)
+    }
+
+    /// `rtrs_srv_check_close_path()`: a path left connecting for longer than
+    /// `MAX_CONN_TIMEOUT_MS` (its client gave up on it) is closed when a new
+    /// attempt meets it, so that the attempt after that succeeds.
+    fn close_if_zombie(self: &Arc<Self>) {
+        if is_zombie(self.state(), self.connecting_ms()) {
+            pr_err!("{}: Closing zombie path\n", self.name());
+            self.close();
+        }
     }
 
     /// The completion vectors of the path's connections, round robin.
@@ -817,6 +858,8 @@ impl Path {
                 )])
             })?;
         }
+        // No longer a zombie: the path is about to be connected.
+        self.inner.lock().connecting_since = None;
         if !self.change_state(SrvState::Connected) {
             return Err(EIO);
         }

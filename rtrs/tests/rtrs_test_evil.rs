@@ -720,6 +720,37 @@ fn run(name: &str, out: &mut Outcome) -> Result {
                 (x, y) => out.say(format_args!("{:?} {:?}", x, y)),
             }
         }
+        "zombie" => {
+            // A path left connecting (cid 0 of 2, no INFO_REQ) past the
+            // server's 30 s; then cid 0 of it again, which is refused and
+            // closes the zombie, and a third try, which connects.
+            let (sess, paths) = (rb::random::uuid(), rb::random::uuid());
+            let a = start(con_req(0, 2, sess, paths, true), false)?;
+            if a.settle() != Phase::Established {
+                out.say(format_args!("{:?}", a.conn.phase()));
+                return Ok(());
+            }
+            rb::random::msleep(31_000);
+            let b = start(con_req(0, 2, sess, paths, true), false)?;
+            match b.settle() {
+                Phase::Rejected(e) => out.say(format_args!("rejected {}", e)),
+                x => out.say(format_args!("{:?}", x)),
+            }
+            let closed = a
+                .conn
+                .state
+                .wait_for(WAIT_MS, |s| s.phase != Phase::Established);
+            out.say(format_args!(", zombie {}", if closed { "closed" } else { "alive" }));
+            // The same path again, as a client that retries: the server
+            // has let the zombie and its session go.
+            rb::random::msleep(1000);
+            let c = start(con_req(0, 2, sess, paths, true), false)?;
+            match c.settle() {
+                Phase::Established => out.say(format_args!(", again established")),
+                Phase::Rejected(e) => out.say(format_args!(", again rejected {}", e)),
+                x => out.say(format_args!(", again {:?}", x)),
+            }
+        }
         "info_early" => {
             // INFO_REQ on cid 0 while cid 1 of the path is not connected.
             let p = EvilPath::connect(2, 1)?;
