@@ -134,7 +134,7 @@ impl ReqSet {
                     inv_cqe: Cqe::new(),
                     idx,
                     iu: KBox::pin_init(new_spinlock_irq!(iu, "rtrs_clt_req_iu"), GFP_KERNEL)?,
-                    mr: Mr::new(pd, max_pages_per_mr)?,
+                    mr: Mr::new_sg_gaps(pd, max_pages_per_mr)?,
                     st: KBox::pin_init(
                         new_spinlock_irq!(ReqState::idle(), "rtrs_clt_req"),
                         GFP_KERNEL,

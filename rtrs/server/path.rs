@@ -235,7 +235,7 @@ impl Path {
             let first = i * chunks_per_mr.get();
             let count = chunks_per_mr.get().min(qd - first);
             let map = BlocksMap::new(&pd, &sess.pages, first, count)?;
-            let mut mr = Mr::new(&pd, map.dma_nents())?;
+            let mut mr = Mr::new_sg_gaps(&pd, map.dma_nents())?;
             let n = mr.map_sg_owned(&map, map.dma_nents(), p.max_chunk_size)?;
             if n < map.dma_nents() {
                 return Err(EINVAL);

@@ -740,7 +740,10 @@ fn run(name: &str, out: &mut Outcome) -> Result {
                 .conn
                 .state
                 .wait_for(WAIT_MS, |s| s.phase != Phase::Established);
-            out.say(format_args!(", zombie {}", if closed { "closed" } else { "alive" }));
+            out.say(format_args!(
+                ", zombie {}",
+                if closed { "closed" } else { "alive" }
+            ));
             // The same path again, as a client that retries: the server
             // has let the zombie and its session go.
             rb::random::msleep(1000);

@@ -61,6 +61,7 @@ impl Device {
             max_qp_rd_atom: a.max_qp_rd_atom.max(0) as u32,
             max_qp_init_rd_atom: a.max_qp_init_rd_atom.max(0) as u32,
             device_cap_flags: a.device_cap_flags,
+            kernel_cap_flags: a.kernel_cap_flags,
         }
     }
 
@@ -100,9 +101,17 @@ pub struct DeviceAttrs {
     pub max_qp_init_rd_atom: u32,
     /// `IB_DEVICE_*` capability flags.
     pub device_cap_flags: u64,
+    /// `IBK_*` capability flags.
+    pub kernel_cap_flags: u64,
 }
 
 impl DeviceAttrs {
+    /// Whether the device registers scatterlists with gaps between their
+    /// entries (`IBK_SG_GAPS_REG`, MRs of type `IB_MR_TYPE_SG_GAPS`).
+    pub fn sg_gaps_reg(&self) -> bool {
+        self.kernel_cap_flags & ffi::ib_kernel_cap_flags_IBK_SG_GAPS_REG as u64 != 0
+    }
+
     /// Whether the device registers memory with work requests
     /// (`IB_DEVICE_MEM_MGT_EXTENSIONS`: REG_MR, LOCAL_INV), which RTRS needs.
     pub fn mem_mgt_extensions(&self) -> bool {

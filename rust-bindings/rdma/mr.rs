@@ -59,12 +59,29 @@ unsafe impl Send for Mr {}
 unsafe impl Sync for Mr {}
 
 impl Mr {
-    /// An MR on `pd` that maps up to `max_pages` pages.
+    /// An MR on `pd` that maps up to `max_pages` pages
+    /// (`IB_MR_TYPE_MEM_REG`).
     pub fn new(pd: &Arc<Pd>, max_pages: u32) -> Result<Self> {
+        Self::alloc(pd, max_pages, ffi::ib_mr_type_IB_MR_TYPE_MEM_REG)
+    }
+
+    /// [`Mr::new`], but of type `IB_MR_TYPE_SG_GAPS` where the device
+    /// registers scatterlists with gaps ([`DeviceAttrs::sg_gaps_reg`]):
+    /// it then maps entries that do not end and start on page bounds.
+    ///
+    /// [`DeviceAttrs::sg_gaps_reg`]: super::device::DeviceAttrs::sg_gaps_reg
+    pub fn new_sg_gaps(pd: &Arc<Pd>, max_pages: u32) -> Result<Self> {
+        let t = if pd.device().attrs().sg_gaps_reg() {
+            ffi::ib_mr_type_IB_MR_TYPE_SG_GAPS
+        } else {
+            ffi::ib_mr_type_IB_MR_TYPE_MEM_REG
+        };
+        Self::alloc(pd, max_pages, t)
+    }
+
+    fn alloc(pd: &Arc<Pd>, max_pages: u32, t: ffi::ib_mr_type) -> Result<Self> {
         // SAFETY: `pd` is a live PD (we keep a reference to it).
-        let mr = from_err_ptr(unsafe {
-            ffi::ib_alloc_mr(pd.as_raw(), ffi::ib_mr_type_IB_MR_TYPE_MEM_REG, max_pages)
-        })?;
+        let mr = from_err_ptr(unsafe { ffi::ib_alloc_mr(pd.as_raw(), t, max_pages) })?;
         let mr = NonNull::new(mr).ok_or(ENOMEM)?;
         // SAFETY: `mr` is live.
         let rkey = unsafe { (*mr.as_ptr()).rkey };
