@@ -28,7 +28,7 @@ use rb::ffi;
 use rb::net::SockAddr;
 use rb_rdma::BorrowedSg;
 use rtrs_common::name::NameBuf;
-use rtrs_proto::chunks::{words_for, Bitmap, Fence};
+use rtrs_proto::chunks::{permits_for, words_for, Bitmap, Fence};
 
 /// A link event for the upper layer (`enum rtrs_clt_link_ev`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,15 +124,16 @@ const NO_CHUNK: u32 = u32::MAX;
 pub(crate) struct PermitId(u32);
 
 impl Permits {
-    /// `count` free permits of session `sess`, each followed by `pdu_sz`
-    /// bytes, and as many chunks; chunk `c` is at `c << mem_shift` in the
-    /// IMM payload.
+    /// The permits of session `sess` of `chunks` chunks (one fewer: see
+    /// [`permits_for`]), each followed by `pdu_sz` bytes; chunk `c` is at
+    /// `c << mem_shift` in the IMM payload.
     pub(crate) fn new(
         sess: NameBuf,
-        count: u32,
+        chunks: u32,
         pdu_sz: usize,
         mem_shift: u32,
     ) -> impl PinInit<Self, Error> {
+        let count = permits_for(chunks);
         let words = words_for(count as usize);
         try_pin_init!(Self {
             stride: (core::mem::size_of::<PermitC>() + pdu_sz).next_multiple_of(8),
@@ -145,7 +146,7 @@ impl Permits {
                 }
                 Bitmap::new(m, count as usize).ok_or(EINVAL)?
             },
-            chunks <- ChunkPool::new(sess, count, mem_shift),
+            chunks <- ChunkPool::new(sess, chunks, mem_shift),
         }? Error)
     }
 

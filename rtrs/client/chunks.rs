@@ -37,10 +37,12 @@ struct FenceEntry {
 ///
 /// # Locking
 ///
-/// Taking and giving back chunks, fencing them and lifting fences are
-/// lock-free. `fences`, the deadline of each fence holding chunks, is a
-/// leaf lock (irq-safe: permits are given back from IO completions).
-/// Whoever frees chunks or changes `fences` wakes `wait`.
+/// Taking and giving back chunks is lock-free. Fencing a chunk and lifting
+/// a fence change the fence tags under `fences`, the deadline of each
+/// fence holding chunks, so that every tagged chunk's fence is registered;
+/// it is a leaf lock (irq-safe: permits are given back, and fences lifted
+/// by a taker that finds no chunk, from any context). Whoever frees chunks
+/// or changes `fences` wakes `wait`.
 #[pin_data]
 pub(crate) struct ChunkPool {
     /// The session's name, for log lines.
@@ -150,7 +152,9 @@ impl ChunkPool {
     /// `deadline_ns` at the latest; false if `c` was not in use or already
     /// fenced.
     pub(crate) fn fence(&self, c: u32, fence: Fence, deadline_ns: i64) -> bool {
-        {
+        let ok = {
+            // The tag is set under the lock that `lift` scans under: a
+            // chunk is never tagged by a fence that is not registered.
             let mut fences = self.fences.lock();
             if !fences.iter().any(|e| e.fence == fence) {
                 let e = FenceEntry {
@@ -165,8 +169,8 @@ impl ChunkPool {
                 }
                 self.fences_gen.fetch_add(1, Ordering::Release);
             }
-        }
-        let ok = self.chunks.fence(c as usize, fence);
+            self.chunks.fence(c as usize, fence)
+        };
         self.wake();
         ok
     }
@@ -174,7 +178,7 @@ impl ChunkPool {
     /// Lifts `fence`: its chunks are free again. Returns how many, and how
     /// long ago (ms) the fence took its first chunk.
     pub(crate) fn lift(&self, fence: Fence) -> (usize, i64) {
-        let since = {
+        let (n, since) = {
             let mut fences = self.fences.lock();
             let since = fences
                 .iter()
@@ -182,9 +186,8 @@ impl ChunkPool {
                 .map_or(now_ns(), |e| e.since_ns);
             fences.retain(|e| e.fence != fence);
             self.fences_gen.fetch_add(1, Ordering::Release);
-            since
+            (self.chunks.lift(fence), since)
         };
-        let n = self.chunks.lift(fence);
         self.wake();
         (n, (now_ns() - since) / 1_000_000)
     }
@@ -244,6 +247,9 @@ impl ChunkPool {
                     (self.fences_gen.load(Ordering::Acquire) != gen).then_some(Woken::FencesChanged)
                 }
             };
+            // Every fenced chunk's fence is registered (`fence` tags under
+            // the lock), so with no deadline no chunk is fenced: what is
+            // waited for comes back with a permit or a chunk, which wake.
             let woken = match self.next_deadline_ms() {
                 Some(ms) => self.wait.wait_event_timeout(ms, &mut cond),
                 None => Some(self.wait.wait_event(&mut cond)),

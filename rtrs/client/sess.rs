@@ -23,7 +23,7 @@ use rtrs_common::dev::DevPool;
 use rtrs_common::kerr;
 use rtrs_common::name::NameBuf;
 use rtrs_common::sockaddr::same_addr;
-use rtrs_proto::chunks::Fence;
+use rtrs_proto::chunks::{permits_for, Fence};
 use rtrs_proto::imm::{imm_bits, MAX_IMM_PAYL_BITS};
 use rtrs_proto::msg::{check_pathname, Uuid, MAX_PATHS_NUM};
 use rtrs_proto::path_sel::{MpPolicy, PathIter, PathSnapshot, PathSource, RrCursor};
@@ -281,7 +281,8 @@ impl Core {
         }
         let l = *self.limits.lock();
         Ok(Attrs {
-            queue_depth: l.queue_depth,
+            // One chunk stays spare for failover (`permits_for`).
+            queue_depth: permits_for(l.queue_depth),
             max_segments: l.max_segments,
             max_io_size: l.max_io_size.min(l.max_segments.saturating_mul(4096)),
         })

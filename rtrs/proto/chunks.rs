@@ -50,6 +50,25 @@ impl Fence {
     }
 }
 
+/// Chunks of a session of `queue_depth` chunks that no permit holds, so
+/// that an IO failing over always finds one: one, if there are two or
+/// more. Without it, IO that piles up on a path that went silent (under
+/// round-robin it all does) could hold every chunk, and its failover would
+/// wait for the path's fence.
+pub const fn spare_chunks(queue_depth: u32) -> u32 {
+    if queue_depth >= 2 {
+        1
+    } else {
+        0
+    }
+}
+
+/// The permits of a session of `queue_depth` chunks: the user's queue
+/// depth (`rtrs_clt_query()`).
+pub const fn permits_for(queue_depth: u32) -> u32 {
+    queue_depth - spare_chunks(queue_depth)
+}
+
 /// Words of a bitmap of `n` bits.
 pub const fn words_for(n: usize) -> usize {
     n.div_ceil(BITS)
@@ -266,6 +285,15 @@ mod tests {
 
     fn f(n: u32) -> Fence {
         Fence::new(n).unwrap()
+    }
+
+    #[test]
+    fn a_spare_chunk_when_there_are_two() {
+        assert_eq!(permits_for(0), 0);
+        assert_eq!(permits_for(1), 1);
+        assert_eq!(permits_for(2), 1);
+        assert_eq!(permits_for(512), 511);
+        assert_eq!(permits_for(65535), 65534);
     }
 
     #[test]

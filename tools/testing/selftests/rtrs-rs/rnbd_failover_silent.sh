@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # timeout=900
 # Failover without a stall: our RNBD on our RTRS on both sides, two paths,
-# round-robin, and a server with 16 chunks (sess_queue_depth=16), so that the
-# disk's 16 tags need every one. Under verified random writes at QD16, both
+# round-robin, and a server with 16 chunks (sess_queue_depth=16): the disk
+# has 15 tags, one chunk stays spare for failover, and under round-robin
+# the IO piles up on the path that goes silent. Under verified random
+# writes at QD16, both
 # guests drop every packet of the second link (netem loss 100%). The IO in
 # flight on path 1 fails over to path 0 at once, each on another chunk,
 # while the chunks it leaves stay fenced: the server has not confirmed the
@@ -45,7 +47,7 @@ echo "sessname=$sess path=ip:$SERVER_IP0 path=ip:$SERVER_IP1 device_path=/dev/nu
 wait_for 60 test -b /dev/rnbd0 && wait_for 30 eval 'state_is "$p0" connected && state_is "$p1" connected' ||
 	bail "the two paths did not come up"
 echo round-robin >"$ccls/$sess/mpath_policy"
-check "the disk has the server's 16 chunks as its tags" [ "$(cat /sys/block/rnbd0/queue/nr_requests)" -le 16 ]
+check "the disk has the server's 16 chunks less the spare as its tags" [ "$(cat /sys/block/rnbd0/queue/nr_requests)" = 15 ]
 w1=$(writes_of "$p1")
 check "verified IO uses both paths" eval 'fio_verify /dev/rnbd0 --rw=randwrite --bs=4k --iodepth=16 --size=4M &&
 	[ "$(writes_of "$p1")" -gt "$w1" ]'
