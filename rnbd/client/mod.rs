@@ -38,12 +38,13 @@ struct State {
     devices_dir: Option<Kobject<()>>,
 }
 
-/// A map under way: the session it maps on, the device path and the
-/// index it took, so that no other map takes the same.
+/// A map under way: the session it maps on, the device path, and the
+/// index it took once the session was open (as C's `init_dev()`), so
+/// that no other map takes the same.
 struct Reserved {
     slot: Arc<SessSlot>,
     path: KVec<u8>,
-    idx: u32,
+    idx: Option<u32>,
 }
 
 /// What a session of the module is: being opened by the first map that
@@ -221,15 +222,15 @@ impl Client {
             opts.access_mode.as_str(),
             opts.nr_poll_queues
         );
-        let (sess, slot, idx) = loop {
-            let (slot, creator, idx) = self.reserve(&opts, paths.is_empty())?;
+        let (sess, slot) = loop {
+            let (slot, creator) = self.reserve(&opts, paths.is_empty())?;
             if creator {
                 let opened =
                     Session::open(opts.sessname, &paths, opts.dest_port, opts.nr_poll_queues);
                 match opened {
                     Ok(sess) => {
                         slot.opening.update(|o| *o = Opening::Open(sess.clone()));
-                        break (sess, slot, idx);
+                        break (sess, slot);
                     }
                     Err(e) => {
                         pr_err!(
@@ -238,7 +239,7 @@ impl Client {
                             e.to_errno()
                         );
                         slot.opening.update(|o| *o = Opening::Failed);
-                        self.release(&slot, idx);
+                        self.release(&slot, opts.device_path);
                         return Err(e);
                     }
                 }
@@ -248,21 +249,37 @@ impl Client {
             slot.opening
                 .wait_until(|o| !matches!(o, Opening::Connecting));
             if let Some(sess) = slot.session() {
-                break (sess, slot, idx);
+                break (sess, slot);
             }
-            self.release(&slot, idx);
+            self.release(&slot, opts.device_path);
         };
-        let ret = self.map_on(&sess, &opts, idx);
+        let ret = self
+            .take_index(&slot, opts.device_path)
+            .and_then(|idx| self.map_on(&sess, &opts, idx));
         if ret.is_err() {
-            self.release(&slot, idx);
+            self.release(&slot, opts.device_path);
         }
         ret
     }
 
+    /// The disk index of the map of `path` on `slot`, taken now that its
+    /// session is open.
+    fn take_index(&self, slot: &Arc<SessSlot>, path: &[u8]) -> Result<u32> {
+        let mut st = self.state.lock();
+        let idx = Self::free_index(&st)?;
+        let r = st
+            .mapping
+            .iter_mut()
+            .find(|r| Arc::ptr_eq(&r.slot, slot) && &r.path[..] == path)
+            .ok_or(ENODEV)?;
+        r.idx = Some(idx);
+        Ok(idx)
+    }
+
     /// Takes, for a map of `opts`, its session (found, or new: then the
-    /// caller opens it) and a device index. `EEXIST` if the device is
-    /// mapped or being mapped on that session.
-    fn reserve(&self, opts: &MapOptions<'_>, no_paths: bool) -> Result<(Arc<SessSlot>, bool, u32)> {
+    /// caller opens it). `EEXIST` if the device is mapped or being mapped
+    /// on that session.
+    fn reserve(&self, opts: &MapOptions<'_>, no_paths: bool) -> Result<(Arc<SessSlot>, bool)> {
         let sessname = BStr::from_bytes(opts.sessname);
         let mut st = self.state.lock();
         let exists = st
@@ -281,7 +298,6 @@ impl Client {
             );
             return Err(EEXIST);
         }
-        let idx = Self::free_index(&st)?;
         let mut path = KVec::new();
         path.extend_from_slice(opts.device_path, GFP_KERNEL)?;
         st.mapping.reserve(1, GFP_KERNEL)?;
@@ -311,20 +327,21 @@ impl Client {
             Reserved {
                 slot: slot.clone(),
                 path,
-                idx,
+                idx: None,
             },
             GFP_KERNEL,
         );
-        Ok((slot, creator, idx))
+        Ok((slot, creator))
     }
 
-    /// A map that took `slot` and index `idx` ends without a device: gives
-    /// the index back, and the session if no device and no other map uses
-    /// it (closing it if it is open).
-    fn release(&self, slot: &Arc<SessSlot>, idx: u32) {
+    /// The map of `path` on `slot` ends without a device: gives its index
+    /// back, and the session if no device and no other map uses it
+    /// (closing it if it is open).
+    fn release(&self, slot: &Arc<SessSlot>, path: &[u8]) {
         let unused = {
             let mut st = self.state.lock();
-            st.mapping.retain(|r| r.idx != idx);
+            st.mapping
+                .retain(|r| !(Arc::ptr_eq(&r.slot, slot) && &r.path[..] == path));
             let sess = slot.session();
             let used = st.mapping.iter().any(|r| Arc::ptr_eq(&r.slot, slot))
                 || sess
@@ -347,7 +364,7 @@ impl Client {
         (0..=MAX_DISK_INDEX)
             .find(|i| {
                 !st.devices.iter().any(|d| d.idx == *i)
-                    && !st.mapping.iter().any(|r| r.idx == *i)
+                    && !st.mapping.iter().any(|r| r.idx == Some(*i))
                     && !st.unmapping.contains(i)
             })
             .ok_or(ENOSPC)
@@ -424,7 +441,7 @@ impl Client {
                 // Room was reserved above: this does not fail.
                 let _ = st.devices.push(dev.clone(), GFP_KERNEL);
                 // The device is visible, and takes over the map's index.
-                st.mapping.retain(|r| r.idx != idx);
+                st.mapping.retain(|r| r.idx != Some(idx));
                 Ok(())
             };
             add()
