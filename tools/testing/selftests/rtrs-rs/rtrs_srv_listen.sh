@@ -45,7 +45,8 @@ for stack in c rtrs rnbd; do
 		grep -q 'Binding RDMA address failed' && kmsg_since $stack-busy |
 		grep -q 'Failed to initialize RDMA connection'"
 	check "$stack: the port freed, a device added again brings the listeners" on_server "
-		killall ib_write_bw; rdma link delete rxe1 && rxe_up_local &&
+		killall ib_write_bw; wait_for 10 eval '! rdma resource show cm_id | grep -q \":$port \"' &&
+		rdma link delete rxe1 && rxe_up_local &&
 		wait_for 10 eval 'rdma resource show cm_id | grep -q \":$port \"'"
 	check "$stack: a client maps and reads" eval "
 		echo 'sessname=listen-$stack path=ip:$SERVER_IP0 device_path=/dev/nullb0 dest_port=$port' \
