@@ -10,7 +10,7 @@ use super::conn::{self, Con, ConExt, CONNECT_TIMEOUT_MS};
 use super::req::ReqSet;
 use super::sess::{failover, Core};
 use super::sysfs::PathFiles;
-use core::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
 use kernel::workqueue::{impl_has_work, Work, WorkItem};
@@ -248,6 +248,9 @@ pub(crate) struct Path {
     /// The connections, by cid.
     pub(crate) cons: ConSlots<Path>,
     state: StateCell<CltState>,
+    /// The close work is queued or running (what `flush_work()` waits
+    /// for).
+    closing: AtomicBool,
     #[pin]
     pub(crate) hb: Hb,
     inflight: AtomicI32,
@@ -294,6 +297,7 @@ impl Path {
                 irq_con_num: rb::cpu::nr_cpu_ids().get() + 1,
                 cons,
                 state: StateCell::new(CltState::Connecting),
+                closing: AtomicBool::new(false),
                 hb <- Hb::new(),
                 inflight: AtomicI32::new(0),
                 stats: Stats::new()?,
@@ -850,14 +854,15 @@ impl Path {
     /// waits for it if `wait`.
     pub(crate) fn close_conns(self: &Arc<Self>, wait: bool) {
         if self.change_state(CltState::Closing).0 {
+            self.closing.store(true, Ordering::Release);
             let _ = self.core.wq.queue().enqueue(self.clone());
         }
         if wait {
-            // Uninterruptible, as C's `flush_work()`: the close work always
-            // ends, and a signal pending on the writer of a sysfs file must
-            // not turn this into a busy loop.
+            // Until the close work ran, as C's `flush_work()`, and
+            // uninterruptibly: the work always ends, and a signal pending
+            // on the writer of a sysfs file must not make this a busy loop.
             self.inner
-                .wait_until(|_| matches!(self.state(), CltState::Closed | CltState::Dead));
+                .wait_until(|_| !self.closing.load(Ordering::Acquire));
         }
     }
 
@@ -1234,5 +1239,7 @@ impl WorkItem for Path {
         DelayedWork::<Path, RECONNECT_WORK>::cancel_sync(&*this);
         this.stop_and_destroy_conns();
         this.change_state(CltState::Closed);
+        this.closing.store(false, Ordering::Release);
+        this.notify();
     }
 }
