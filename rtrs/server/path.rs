@@ -899,21 +899,28 @@ impl WorkItem for Path {
     /// `rtrs_srv_close_work()`.
     fn run(this: Arc<Path>) {
         Hb::stop(&*this);
-        // Take the connections out, disconnect them and flush their queues,
-        // once no IO can be posting on them (one grace period for all).
+        // Take the connections out and move their QPs to the error state,
+        // flushing their queues, once no IO can be posting on them (one
+        // grace period for all): the client's writes land no more.
         let cons = this.cons.take_all();
         for id in cons.iter() {
-            let _ = id.disconnect();
             id.drain();
         }
         // Wait for the upper layer to answer every IO it has (`finish`
-        // wakes this once the path is no longer connected).
+        // wakes this once the path is no longer connected): until then a
+        // request's bio may still read or write its chunk.
         while !this.inner.wait_for(1000, |_| this.ops.in_flight() == 0) {
             pr_info!(
                 "{}: waiting for {} IOs of the upper layer\n",
                 this.name(),
                 this.ops.in_flight()
             );
+        }
+        // Only now answer the client's disconnect, or send ours: a client
+        // that counts this as the close's confirmation may give the chunks
+        // to other requests (C disconnects first, then waits).
+        for id in cons.iter() {
+            let _ = id.disconnect();
         }
         PathFiles::remove(&this);
         let established = core::mem::replace(&mut this.inner.lock().established, false);
