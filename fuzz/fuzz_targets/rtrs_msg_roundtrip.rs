@@ -45,6 +45,7 @@ enum Msg {
         max_io_size: u32,
         max_hdr_size: u32,
         flags: u32,
+        path_id: u16,
     },
     Accept(u16, u32, u32, bool),
     Reject(i32),
@@ -125,6 +126,7 @@ fuzz_target!(|input: Input| {
             max_io_size,
             max_hdr_size,
             flags,
+            path_id,
         } => {
             let rsp = ConnRsp {
                 version,
@@ -133,6 +135,7 @@ fuzz_target!(|input: Input| {
                 max_io_size,
                 max_hdr_size,
                 flags,
+                path_id,
             };
             let Some(b) = encode(len, ConnRsp::SIZE, |b| rsp.encode(b)) else {
                 return;

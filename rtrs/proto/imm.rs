@@ -24,6 +24,11 @@ pub const IO_RSP_MSG_ID_BITS: u32 = 19;
 pub const IO_RSP_MSG_ID_MASK: u32 = (1 << IO_RSP_MSG_ID_BITS) - 1;
 /// Largest errno an IO response carries: 9 bits.
 pub const IO_RSP_ERRNO_MAX: u32 = 0x1ff;
+/// Bits of a fence's number in [`Imm::Fence`] and [`Imm::FenceAck`]; the
+/// path id takes the 16 above them.
+pub const FENCE_SEQ_BITS: u32 = 12;
+/// Mask of a fence's number.
+pub const FENCE_SEQ_MASK: u32 = (1 << FENCE_SEQ_BITS) - 1;
 
 /// The IMM types (`enum rtrs_imm_type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,6 +41,11 @@ pub enum ImmType {
     /// `RTRS_IO_RSP_W_INV_IMM`: as [`ImmType::IoRsp`], sent with
     /// invalidation of the client's rkey.
     IoRspWInv = 2,
+    /// Client to server, on a path of RTRS 2.1 only: close another path
+    /// of the session before failed-over IO comes ([`super::ext`]).
+    Fence = 4,
+    /// Server to client: the fence is done.
+    FenceAck = 5,
     /// `RTRS_HB_MSG_IMM`: heartbeat.
     HbMsg = 8,
     /// `RTRS_HB_ACK_IMM`: heartbeat acknowledgement.
@@ -49,6 +59,8 @@ impl ImmType {
             0 => Some(ImmType::IoReq),
             1 => Some(ImmType::IoRsp),
             2 => Some(ImmType::IoRspWInv),
+            4 => Some(ImmType::Fence),
+            5 => Some(ImmType::FenceAck),
             8 => Some(ImmType::HbMsg),
             9 => Some(ImmType::HbAck),
             _ => None,
@@ -85,6 +97,19 @@ pub enum Imm {
         /// Sent as [`ImmType::IoRspWInv`]: the server invalidated the
         /// client's rkey, so the client need not.
         w_inval: bool,
+    },
+    /// A fence (RTRS 2.1): close the session's path `path_id` and answer
+    /// [`Imm::FenceAck`] with `seq` once its IO is answered.
+    Fence {
+        /// The server's id of the path to close (CON_RSP of 2.1).
+        path_id: u16,
+        /// The fence's number, 12 bits.
+        seq: u16,
+    },
+    /// The answer to the fence numbered `seq`.
+    FenceAck {
+        /// 12 bits.
+        seq: u16,
     },
     /// A heartbeat. It is sent with payload 0; the payload is ignored.
     HbMsg,
@@ -130,6 +155,11 @@ impl Imm {
                 };
                 to_imm(ty as u32, payload)
             }
+            Imm::Fence { path_id, seq } => to_imm(
+                ImmType::Fence as u32,
+                ((path_id as u32) << FENCE_SEQ_BITS) | (seq as u32 & FENCE_SEQ_MASK),
+            ),
+            Imm::FenceAck { seq } => to_imm(ImmType::FenceAck as u32, seq as u32 & FENCE_SEQ_MASK),
             Imm::HbMsg => to_imm(ImmType::HbMsg as u32, 0),
             Imm::HbAck => to_imm(ImmType::HbAck as u32, 0),
             Imm::Unknown { ty, payload } => to_imm(ty, payload),
@@ -147,6 +177,13 @@ impl Imm {
                 msg_id: payload & IO_RSP_MSG_ID_MASK,
                 errno: -(((payload >> IO_RSP_MSG_ID_BITS) & IO_RSP_ERRNO_MAX) as i32),
                 w_inval: matches!(t, ImmType::IoRspWInv),
+            },
+            Some(ImmType::Fence) => Imm::Fence {
+                path_id: (payload >> FENCE_SEQ_BITS) as u16,
+                seq: (payload & FENCE_SEQ_MASK) as u16,
+            },
+            Some(ImmType::FenceAck) => Imm::FenceAck {
+                seq: (payload & FENCE_SEQ_MASK) as u16,
             },
             Some(ImmType::HbMsg) => Imm::HbMsg,
             Some(ImmType::HbAck) => Imm::HbAck,
@@ -279,10 +316,13 @@ mod tests {
         assert_eq!(ImmType::IoRspWInv as u8, 2);
         assert_eq!(ImmType::HbMsg as u8, 8);
         assert_eq!(ImmType::HbAck as u8, 9);
-        for t in [0u32, 1, 2, 8, 9] {
+        // Ours, of RTRS 2.1, in types C does not use.
+        assert_eq!(ImmType::Fence as u8, 4);
+        assert_eq!(ImmType::FenceAck as u8, 5);
+        for t in [0u32, 1, 2, 4, 5, 8, 9] {
             assert_eq!(ImmType::from_u32(t).map(|t| t as u32), Some(t));
         }
-        for t in [3u32, 4, 5, 6, 7, 10, 15, 16] {
+        for t in [3u32, 6, 7, 10, 15, 16] {
             assert_eq!(ImmType::from_u32(t), None);
         }
     }
@@ -415,15 +455,33 @@ mod tests {
         for imm in samples {
             assert_eq!(Imm::decode(imm.encode()), imm, "{imm:?}");
         }
+        for imm in [
+            Imm::Fence {
+                path_id: 0xffff,
+                seq: 0xfff,
+            },
+            Imm::Fence { path_id: 1, seq: 0 },
+            Imm::FenceAck { seq: 7 },
+        ] {
+            assert_eq!(Imm::decode(imm.encode()), imm, "{imm:?}");
+        }
+        assert_eq!(
+            Imm::Fence {
+                path_id: 0x1234,
+                seq: 0x56
+            }
+            .encode(),
+            0x4123_4056
+        );
         // Every type and payload edge: decode then encode is the identity,
         // except for the ignored heartbeat payloads.
         for ty in 0..16u32 {
             for payload in [0, 1, 0x7ffff, 0x80000, 0x0fff_fffe, MAX_IMM_PAYL_MASK] {
                 let raw = to_imm(ty, payload);
-                let want = if ty == 8 || ty == 9 {
-                    to_imm(ty, 0)
-                } else {
-                    raw
+                let want = match ty {
+                    8 | 9 => to_imm(ty, 0),
+                    5 => to_imm(ty, payload & FENCE_SEQ_MASK),
+                    _ => raw,
                 };
                 assert_eq!(Imm::decode(raw).encode(), want, "{raw:#x}");
             }

@@ -463,8 +463,11 @@ pub struct ConnRsp {
     pub max_io_size: u32,
     /// Largest header (user message + RTRS message) the server takes.
     pub max_hdr_size: u32,
-    /// [`MSG_NEW_RKEY_F`] or 0.
+    /// [`MSG_NEW_RKEY_F`], and in RTRS 2.1 [`super::ext::MSG_FENCE_F`].
     pub flags: u32,
+    /// In RTRS 2.1, the server's id of the path (the first two reserved
+    /// bytes of 2.0, which C leaves zero and does not read); else 0.
+    pub path_id: u16,
 }
 
 impl ConnRsp {
@@ -485,6 +488,7 @@ impl ConnRsp {
             max_io_size,
             max_hdr_size,
             flags: if new_rkey { MSG_NEW_RKEY_F } else { 0 },
+            path_id: 0,
         }
     }
 
@@ -498,6 +502,7 @@ impl ConnRsp {
             max_io_size: 0,
             max_hdr_size: 0,
             flags: 0,
+            path_id: 0,
         }
     }
 
@@ -511,6 +516,7 @@ impl ConnRsp {
         put(b, 8, &self.max_io_size.to_le_bytes())?;
         put(b, 12, &self.max_hdr_size.to_le_bytes())?;
         put(b, 16, &self.flags.to_le_bytes())?;
+        put(b, 20, &self.path_id.to_le_bytes())?;
         Ok(Self::SIZE)
     }
 
@@ -533,6 +539,7 @@ impl ConnRsp {
             max_io_size: get_u32(buf, 8)?,
             max_hdr_size: get_u32(buf, 12)?,
             flags: get_u32(buf, 16)?,
+            path_id: get_u16(buf, 20)?,
         };
         if rsp.version >> 8 != PROTO_VER_MAJOR {
             return Err(Error::ConnReset);

@@ -18,6 +18,7 @@ pub mod addr;
 pub mod chunks;
 pub mod con;
 pub mod error;
+pub mod ext;
 pub mod hb;
 pub mod imm;
 pub mod link;

@@ -233,6 +233,8 @@ fn rtrs_messages(k: &mut Checker) {
         max_io_size: 0x0506_0708,
         max_hdr_size: 0x090a_0b0c,
         flags: rtrs::MSG_NEW_RKEY_F,
+        // RTRS 2.1's path id lies in 2.0's reserved bytes.
+        path_id: 0x1234,
     };
     if k.ok("conn_rsp encode", rsp.encode(&mut b)).is_some() {
         let c: ffi::rtrs_msg_conn_rsp = c_view(&b);
@@ -258,6 +260,12 @@ fn rtrs_messages(k: &mut Checker) {
             rsp.max_hdr_size,
         );
         k.eq("conn_rsp", "flags", u32::from_le(c.flags), rsp.flags);
+        k.eq(
+            "conn_rsp",
+            "reserved[0..2] (2.1's path_id)",
+            u16::from_le_bytes([c.reserved[0], c.reserved[1]]),
+            rsp.path_id,
+        );
     }
     let wire: [u8; 64] = c_bytes(|p: *mut ffi::rtrs_msg_conn_rsp| {
         // SAFETY: as for the connection request.
