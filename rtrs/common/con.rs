@@ -175,8 +175,8 @@ pub trait Side: Send + Sync + Sized + 'static {
     /// logs a failure.
     fn repost(con: &Con<Self>, id: &CmIdRef<Con<Self>>, rx: Rx, imm: &Imm) -> Result;
 
-    /// An IO message arrived as immediate data (the server's IO_REQ, the
-    /// client's IO_RSP).
+    /// An IO message arrived as immediate data (the server's IO_REQ and
+    /// FENCE, the client's IO_RSP and FENCE_ACK).
     fn io_imm(con: &Con<Self>, id: &CmIdRef<Con<Self>>, wc: &Wc<'_>, imm: Imm);
 
     /// A receive without immediate data completed (the client's RKEY_RSP or
@@ -367,7 +367,10 @@ impl<S: Side> Con<S> {
                         }
                     }
                     Imm::HbAck => self.path.hb().acked(),
-                    Imm::IoReq { .. } | Imm::IoRsp { .. } => S::io_imm(self, id, wc, imm),
+                    Imm::IoReq { .. }
+                    | Imm::IoRsp { .. }
+                    | Imm::Fence { .. }
+                    | Imm::FenceAck { .. } => S::io_imm(self, id, wc, imm),
                     other => pr_warn!("{}: Unknown IMM {:?}\n", self.path.name(), other),
                 }
                 if !S::REPOST_FIRST && S::repost(self, id, rx, &imm).is_err() {

@@ -5,6 +5,7 @@
 //! with immediate data, INFO_REQ), and the answers that wait for room in
 //! its send queue. The connection itself is `rtrs_common::con::Con`.
 
+use super::fence::FenceJob;
 use super::path::Path;
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -13,6 +14,7 @@ use rb::sync::{new_spinlock_irq, SpinLockIrq};
 use rb_rdma::{CmEvent, CmIdRef, DmaBuf, SendFlags, SendOp, SendWr, Wc};
 use rtrs_common::con::{Rx, Side, WcError};
 use rtrs_common::hb::Hb;
+use rtrs_proto::ext::MSG_FENCE_F;
 use rtrs_proto::imm::Imm;
 use rtrs_proto::msg::InfoReq;
 use rtrs_proto::state::SrvState;
@@ -119,9 +121,15 @@ impl Side for Path {
     /// `RTRS_IO_REQ_IMM`).
     fn io_imm(con: &Con, id: &CmIdRef<Con>, _wc: &Wc<'_>, imm: Imm) {
         let path = &con.path;
-        let Imm::IoReq { payload } = imm else {
-            pr_warn!("{}: Unknown IMM {:?}\n", path.name(), imm);
-            return;
+        let payload = match imm {
+            Imm::IoReq { payload } => payload,
+            Imm::Fence { path_id, seq } if path.version.1 & MSG_FENCE_F != 0 => {
+                return FenceJob::start(path, path_id, seq);
+            }
+            _ => {
+                pr_warn!("{}: Unknown IMM {:?}\n", path.name(), imm);
+                return;
+            }
         };
         let p = path.params();
         let (chunk, off) =

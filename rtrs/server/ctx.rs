@@ -239,13 +239,20 @@ impl Ctx {
     }
 
     /// The accept's private data (`rtrs_rdma_do_accept()`).
-    pub(crate) fn accept_msg(&self, queue_depth: u32) -> [u8; ConnRsp::SIZE] {
-        let rsp = ConnRsp::accept(
+    /// In RTRS 2.1, with the version, flags and id of `path`.
+    pub(crate) fn accept_msg(&self, queue_depth: u32, path: &Path) -> [u8; ConnRsp::SIZE] {
+        let mut rsp = ConnRsp::accept(
             queue_depth as u16,
             self.params.max_chunk_size - MAX_HDR_SIZE,
             MAX_HDR_SIZE,
             self.params.always_invalidate,
         );
+        let (version, flags) = path.version;
+        if version != rsp.version {
+            rsp.version = version;
+            rsp.flags |= flags;
+            rsp.path_id = path.id;
+        }
         let mut msg = [0u8; ConnRsp::SIZE];
         let _ = rsp.encode(&mut msg);
         msg

@@ -21,6 +21,7 @@
 pub(crate) mod abi;
 pub(crate) mod conn;
 pub(crate) mod ctx;
+pub(crate) mod fence;
 pub(crate) mod params;
 pub(crate) mod path;
 pub(crate) mod sess;

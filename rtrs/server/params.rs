@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 
 //! The server's module parameters (`always_invalidate`, `max_chunk_size`,
-//! `sess_queue_depth`), with the C defaults and checks.
+//! `sess_queue_depth`), with the C defaults and checks, and ours
+//! (`proto_ext`).
 
 use kernel::prelude::*;
 use rb::param::{module_param, BoolParam, IntParam};
@@ -27,6 +28,19 @@ module_param! {
     static SESS_QUEUE_DEPTH: IntParam = IntParam::new(imm::DEFAULT_SESS_QUEUE_DEPTH as i32);
     name: sess_queue_depth, perm: 0o444,
     desc: "Number of buffers for pending I/O requests to allocate per session. Maximum: 65535 (default: 512)";
+}
+
+module_param! {
+    /// `proto_ext`: ours.
+    static PROTO_EXT: BoolParam = BoolParam::new(true);
+    name: proto_ext, perm: 0o644,
+    desc: "Speak RTRS 2.1, rtrs-rs's extensions (failover fences), with clients that offer it; N pins 2.0 (default: Y)";
+}
+
+/// Whether new paths may run RTRS 2.1 (`proto_ext`, read when a path
+/// comes).
+pub(crate) fn proto_ext() -> bool {
+    PROTO_EXT.value()
 }
 
 /// Room for the user message and the RTRS message at the end of a chunk

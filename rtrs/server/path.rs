@@ -33,10 +33,11 @@ pub(crate) use rtrs_common::name::NameBuf;
 use rtrs_common::now_ns;
 use rtrs_common::slots::ConSlots;
 use rtrs_common::sockaddr::same_addr;
+use rtrs_proto::ext::server_answer;
 use rtrs_proto::imm::{ChunkLayout, Imm};
 use rtrs_proto::msg::{
     ConnReq, InfoReq, InfoRsp, IoReq, IoReqFault, RdmaMsg, RkeyRsp, SgDesc, SgList, Uuid,
-    MAX_PATHS_NUM, MSG_NEED_INVAL_F, SERVICE_CON_QUEUE_DEPTH,
+    MAX_PATHS_NUM, MSG_NEED_INVAL_F, PROTO_VER, SERVICE_CON_QUEUE_DEPTH,
 };
 use rtrs_proto::state::{is_zombie, Changed, SrvState, StateCell};
 
@@ -149,11 +150,19 @@ pub(crate) struct Path {
     pub(crate) sess: Arc<Session>,
     /// The path's uuid (`sess_uuid` of CON_REQ).
     pub(crate) uuid: Uuid,
+    /// Its id in the session, which RTRS 2.1 tells the client.
+    pub(crate) id: u16,
+    /// The version it answers (2.1 if the client offered it and
+    /// `proto_ext` allows), and the CON_RSP flags that go with it.
+    pub(crate) version: (u16, u32),
     pub(crate) cid_num: u16,
     pub(crate) recon_cnt: u16,
     pub(crate) src_addr: SockAddr,
     pub(crate) dst_addr: SockAddr,
     state: StateCell<SrvState>,
+    /// The path's QPs are in the error state and its IO is answered: the
+    /// close is past the point where the path touches its chunks.
+    quiet: AtomicBool,
     /// The connections, by cid.
     pub(crate) cons: ConSlots<Path>,
     /// The PD of the device, shared with the module's other paths on it.
@@ -275,10 +284,13 @@ impl Path {
             try_pin_init!(Path {
                 sess: sess.clone(),
                 uuid: msg.sess_uuid,
+                id: sess.new_path_id(),
+                version: server_answer(msg.version, super::params::proto_ext()),
                 cid_num: msg.cid_num,
                 recon_cnt: msg.recon_cnt,
                 src_addr,
                 dst_addr,
+                quiet: AtomicBool::new(false),
                 state: StateCell::new(SrvState::Connecting),
                 cons: ConSlots::new(u32::from(msg.cid_num))?,
                 pd,
@@ -360,6 +372,13 @@ impl Path {
         Ok(())
     }
 
+    /// Waits up to `ms` for the path's close to pass the point where it
+    /// touches its chunks; false if it did not. Process context.
+    pub(crate) fn wait_quiet(&self, ms: u32) -> bool {
+        self.inner
+            .wait_for(ms, |_| self.quiet.load(Ordering::Acquire))
+    }
+
     /// A connection of the path begins to be made.
     pub(crate) fn connecting_now(&self) {
         self.inner.lock().connecting_since = Some(now_ns());
@@ -426,7 +445,10 @@ impl Path {
             let _ = id.reject(&this.sess.ctx.accept_msg_reject(e));
             return Err(e);
         }
-        let msg = this.sess.ctx.accept_msg(qd);
+        let msg = this.sess.ctx.accept_msg(qd, &this);
+        if cid == 0 && this.version.0 != PROTO_VER {
+            pr_info!("{}: RTRS 2.1 with fences\n", this.name());
+        }
         let accept = rb_rdma::ConnParam {
             private_data: &msg,
             rnr_retry_count: 7,
@@ -916,6 +938,8 @@ impl WorkItem for Path {
                 this.ops.in_flight()
             );
         }
+        this.quiet.store(true, Ordering::Release);
+        this.inner.notify_all_locked();
         // Only now answer the client's disconnect, or send ours: a client
         // that counts this as the close's confirmation may give the chunks
         // to other requests (C disconnects first, then waits).

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 
 sess=rs-srv
-ktap_plan 16
+ktap_plan 17
 cleanup() {
 	[ -e /sys/block/rnbd0/rnbd/unmap_device ] && echo force >/sys/block/rnbd0/rnbd/unmap_device
 	unload_rnbd_rtrs
@@ -26,12 +26,15 @@ check "server: rtrs_server and rtrs_core are ours, rnbd_server is C" \
 clt_stack_load c || bail "cannot load the C client"
 stack_files | sed 's/^/# client| /'
 
+on_server 'kmsg_mark srv-c-peers'
 check "map_device over our server" \
 	eval "echo 'sessname=$sess path=ip:$SERVER_IP0 path=ip:$SERVER_IP1 device_path=/dev/nullb0' >/sys/class/rnbd-client/ctl/map_device"
 check "/dev/rnbd0 appears" wait_for 60 test -b /dev/rnbd0
 check "both paths are connected" \
 	wait_for 30 eval '[ "$(cat /sys/class/rtrs-client/$sess/paths/*/state | sort -u)" = connected ] &&
 		[ "$(ls /sys/class/rtrs-client/$sess/paths | wc -l)" = 2 ]'
+check "C's client gets RTRS 2.0 from our server" \
+	on_server '! kmsg_since srv-c-peers | grep -q "rtrs_server: .*RTRS 2.1"'
 check "capacity is the server's 1 GiB" \
 	eval '[ "$(cat /sys/block/rnbd0/size)" = "$(on_server cat /sys/block/nullb0/size)" ]'
 
