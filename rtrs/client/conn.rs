@@ -14,8 +14,9 @@ use rb_rdma::{CmEvent, CmIdRef, Cqe, CqeHandler, DmaBuf, DmaDirection, RecvWr, S
 use rtrs_common::con::{Rx, Side, WcError};
 use rtrs_common::hb::Hb;
 use rtrs_proto::con::{CloseConfirm, CmCell, CmOutcome};
+use rtrs_proto::ext::client_offer;
 use rtrs_proto::imm::Imm;
-use rtrs_proto::msg::{ConnReq, ConnRsp, InfoReq, InfoRsp, RkeyRsp, PROTO_VER};
+use rtrs_proto::msg::{ConnReq, ConnRsp, InfoReq, InfoRsp, RkeyRsp};
 use rtrs_proto::state::{CltState, StateCell};
 
 /// `RTRS_CONNECT_TIMEOUT_MS`.
@@ -153,7 +154,7 @@ fn connect(id: &CmIdRef<Con>) -> Result {
     let h = id.handler();
     let path = &h.path;
     let req = ConnReq {
-        version: PROTO_VER,
+        version: client_offer(super::params::proto_ext()),
         cid: h.cid,
         cid_num: path.con_num as u16,
         recon_cnt: h.ext.recon_cnt,
@@ -402,7 +403,7 @@ impl Side for Path {
     /// before an answer (C's `rtrs_post_recv_empty_x2()`).
     fn repost(con: &Con, id: &CmIdRef<Con>, rx: Rx, imm: &Imm) -> Result {
         let ret = match (rx, imm) {
-            (Rx::Iu(i), Imm::HbMsg | Imm::HbAck) => post_rsp_iu(id, i),
+            (Rx::Iu(i), Imm::HbMsg | Imm::HbAck | Imm::FenceAck { .. }) => post_rsp_iu(id, i),
             (_, Imm::IoRsp { w_inval: true, .. }) => Con::post_recv_empty::<2>(id),
             _ => Con::post_recv_empty::<1>(id),
         };
@@ -423,6 +424,7 @@ impl Side for Path {
                 errno,
                 w_inval,
             } => con.path.io_rsp(id, msg_id, errno, w_inval),
+            Imm::FenceAck { seq } if con.path.srv().ext.fence => con.path.core.fences.acked(seq),
             other => pr_warn!("{}: Unknown IMM {:?}\n", con.path.name(), other),
         }
     }

@@ -22,6 +22,8 @@
 pub(crate) mod abi;
 pub(crate) mod chunks;
 pub(crate) mod conn;
+pub(crate) mod fence;
+pub(crate) mod params;
 pub(crate) mod path;
 pub(crate) mod req;
 pub(crate) mod sess;

@@ -32,6 +32,7 @@ use rtrs_common::slots::ConSlots;
 use rtrs_common::sysfs::addrs_name;
 use rtrs_proto::chunks::Fence;
 use rtrs_proto::con::{CmCell, CmOutcome};
+use rtrs_proto::ext::{client_ext, Ext};
 use rtrs_proto::hb::{HB_INTERVAL_MS, HB_MISSED_MAX};
 use rtrs_proto::imm::Imm;
 use rtrs_proto::mr::{max_pages_per_mr, MAX_SEGMENTS};
@@ -76,6 +77,9 @@ pub(crate) struct SrvParams {
     pub(crate) chunk_size: u32,
     pub(crate) flags: u32,
     pub(crate) signal_interval: u32,
+    /// What RTRS 2.1 the path runs, and the server's id of the path.
+    pub(crate) ext: Ext,
+    pub(crate) path_id: u16,
 }
 
 /// The device the first connection resolved to: the path's use of it (its
@@ -430,7 +434,7 @@ impl Path {
         });
     }
 
-    fn srv(&self) -> SrvParams {
+    pub(crate) fn srv(&self) -> SrvParams {
         self.inner.lock().srv
     }
 
@@ -518,6 +522,8 @@ impl Path {
                     } else {
                         qd.min(SERVICE_CON_QUEUE_DEPTH)
                     },
+                    ext: client_ext(rsp.version, rsp.flags, super::params::proto_ext()),
+                    path_id: rsp.path_id,
                 };
                 if let Some(hca) = hca {
                     inner.hca = hca;
@@ -538,6 +544,9 @@ impl Path {
             return Err(rb::errno::ECONNRESET());
         };
         self.core.learn(qd, rsp.max_io_size, pages);
+        if self.srv().ext.fence {
+            pr_info!("{}: RTRS 2.1 with fences\n", self.name());
+        }
         Ok(())
     }
 
@@ -773,7 +782,20 @@ impl Path {
         // without that, it closes the path by itself once our heartbeats
         // stop. Until the one or the other, the chunks of this path's IO
         // are fenced, and the IO fails over at once on other chunks.
-        let fence = self.close_fence();
+        let mut fence = self.close_fence();
+        // RTRS 2.1: the server closes its side on another path's word and
+        // answers this path's IO first; then nothing of it lands any more,
+        // and the IO fails over on its own chunks.
+        if let Some((f, _)) = fence {
+            if self.core.fence(self) {
+                fence = None;
+                self.inner.update(|i| {
+                    if i.fence == Some(f) {
+                        i.fence = None;
+                    }
+                });
+            }
+        }
         let mut moved = 0;
         if let Some(rs) = set.reqset.take() {
             let mut usr = KVec::new();

@@ -4,6 +4,7 @@
 //! per IO, the link events of the whole session, and the permits.
 
 use super::abi::{Attrs, CltLinkEv, LinkOps, OpenArgs, Permits, Request};
+use super::fence::Fences;
 use super::path::{Path, Submit};
 use super::sysfs::{PathFiles, SessDev};
 use core::ops::ControlFlow;
@@ -79,6 +80,9 @@ pub(crate) struct Core {
     pub(crate) permits: SetOnce<Arc<Permits>>,
     /// The module's devices, whose PDs the paths share.
     pub(crate) devs: Arc<DevPool>,
+    /// The session's fences (RTRS 2.1).
+    #[pin]
+    pub(crate) fences: Fences,
 }
 
 /// The devices of the module's paths, set at module init.
@@ -99,6 +103,20 @@ impl PathSource for Live<'_> {
 }
 
 impl Core {
+    /// A fence for path `from` (RTRS 2.1): asks the server on another
+    /// path to close `from` and answer its IO, and waits for the answer;
+    /// true if it came. Process context.
+    pub(crate) fn fence(&self, from: &Path) -> bool {
+        let sent = {
+            let g = rcu::read_lock();
+            self.fences.send(from, self.paths.read(&g))
+        };
+        match sent {
+            Some((seq, on)) => self.fences.wait_answer(from, seq, &on),
+            None => false,
+        }
+    }
+
     /// Whether a path other than `from` is connected.
     fn other_path_up(&self, from: &Path) -> bool {
         let g = rcu::read_lock();
@@ -361,6 +379,7 @@ impl Sess {
                 wq: OwnedQueue::new(c_str!("rtrs_client_wq"), 0)?,
                 permits: SetOnce::new(),
                 devs: DEVS.get().ok_or(ENODEV)?,
+                fences <- Fences::new(),
             }? Error),
             GFP_KERNEL,
         )?;

@@ -1,19 +1,26 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# timeout=900
+# timeout=1200
 # Failover without a stall: our RNBD on our RTRS on both sides, two paths,
 # round-robin, and a server with 16 chunks (sess_queue_depth=16): the disk
 # has 15 tags, one chunk stays spare for failover, and under round-robin
 # the IO piles up on the path that goes silent. Under verified random
-# writes at QD16, both
-# guests drop every packet of the second link (netem loss 100%). The IO in
-# flight on path 1 fails over to path 0 at once, each on another chunk,
-# while the chunks it leaves stay fenced: the server has not confirmed the
-# close, and a write of path 1 still on its way may land in them. Every
-# write verifies, and no IO waits for the 35 s the server takes to close the
-# path by itself (the bound asserted is 10 s; `scripts/bench-failover`
-# measures the real numbers). Past those 35 s the fenced chunks serve IO
-# again, and when the link is back path 1 reconnects and carries IO.
+# writes at QD16, both guests drop every packet of the second link (netem
+# loss 100%), twice:
+#
+# - With RTRS 2.1 (the default between our modules), the client asks the
+#   server on path 0 to close path 1 and answer its IO (a fence); once the
+#   server has, the IO fails over on its own chunks.
+# - With the client pinned to 2.0 (proto_ext=N), as against a C server,
+#   the IO fails over at once on other chunks, and the chunks it leaves
+#   stay fenced while a write of path 1 may still land in them: until the
+#   server must have closed the path by itself, 35 s on. Past those, IO
+#   at QD16 verifies and finds them free again.
+#
+# Each time every write verifies, and no IO waits for the 35 s the server
+# takes to close the path by itself (the bound asserted is 10 s;
+# `scripts/bench-failover` measures the real numbers); when the link is
+# back, path 1 reconnects and carries IO.
 . "$(dirname "$0")/lib.sh"
 
 sess=rs-fo
@@ -21,7 +28,7 @@ ccls=/sys/class/rtrs-client
 p0=ip:$CLIENT_IP0@ip:$SERVER_IP0
 p1=ip:$CLIENT_IP1@ip:$SERVER_IP1
 out=/tmp/failover.json
-ktap_plan 13
+ktap_plan 20
 
 cleanup() {
 	wait
@@ -39,6 +46,42 @@ clat_max_ms() {
 		END { printf "%d\n", m / 1000000 }' "$1"
 }
 
+# silent_run <label> <offset MiB>: verified writes at QD16 while link 1
+# goes silent 3 s in; four cases: the writes verify, the longest IO, path
+# 0 up and path 1 not.
+silent_run() {
+	local label=$1 off=$2 pid rc max t0
+	kmsg_mark "fo-$label"
+	fio --name=failover --filename=/dev/rnbd0 --ioengine=libaio --direct=1 --rw=randwrite --bs=4k \
+		--iodepth=16 --size=24M --offset=${off}M --verify=crc32c --verify_fatal=1 --do_verify=1 \
+		--output-format=json >"$out" 2>/tmp/failover.err &
+	pid=$!
+	sleep 3
+	check "$label: link 1 goes silent under IO" eval 'link_silence eth1 on && on_server "link_silence eth1 on"'
+	t0=$SECONDS
+	wait $pid
+	rc=$?
+	diag "$label: fio ended $((SECONDS - t0)) s after the silence began: rc $rc $(head -c 300 /tmp/failover.err)"
+	check "$label: every write of the run verifies, none failed" [ $rc = 0 ]
+	max=$(clat_max_ms "$out")
+	diag "$label: longest IO: $max ms"
+	check "$label: no IO waited for the server's close (longest IO $max ms, under 10 s)" [ "$max" -lt 10000 ]
+	check "$label: path 0 stays connected, path 1 does not" \
+		eval 'state_is "$p0" connected && ! state_is "$p1" connected'
+	silent_since=$t0
+}
+
+# back <label>: the link carries packets again; path 1 reconnects and
+# carries IO.
+back() {
+	local w1 off=$2
+	check "$1: link 1 carries packets again" eval 'link_silence eth1 off && on_server "link_silence eth1 off"'
+	check "$1: path 1 reconnects by itself" wait_for 150 state_is "$p1" connected
+	w1=$(writes_of "$p1")
+	check "$1: IO verifies and uses path 1 again" eval 'fio_verify /dev/rnbd0 --rw=randwrite --bs=4k \
+		--iodepth=16 --size=4M --offset=${off}M && [ "$(writes_of "$p1")" -gt "$w1" ]'
+}
+
 rxe_up || bail "rxe did not come up"
 on_server srv_stack_load rnbd sess_queue_depth=16 || bail "cannot load our server stack"
 clt_stack_load rnbd || bail "cannot load our client stack"
@@ -47,41 +90,29 @@ echo "sessname=$sess path=ip:$SERVER_IP0 path=ip:$SERVER_IP1 device_path=/dev/nu
 wait_for 60 test -b /dev/rnbd0 && wait_for 30 eval 'state_is "$p0" connected && state_is "$p1" connected' ||
 	bail "the two paths did not come up"
 echo round-robin >"$ccls/$sess/mpath_policy"
-check "the disk has the server's 16 chunks less the spare as its tags" [ "$(cat /sys/block/rnbd0/queue/nr_requests)" = 15 ]
-w1=$(writes_of "$p1")
-check "verified IO uses both paths" eval 'fio_verify /dev/rnbd0 --rw=randwrite --bs=4k --iodepth=16 --size=4M &&
-	[ "$(writes_of "$p1")" -gt "$w1" ]'
+check "the disk has the server's 16 chunks less the spare as its tags" \
+	[ "$(cat /sys/block/rnbd0/queue/nr_requests)" = 15 ]
 
-kmsg_mark fo-silent
-fio --name=failover --filename=/dev/rnbd0 --ioengine=libaio --direct=1 --rw=randwrite --bs=4k \
-	--iodepth=16 --size=24M --offset=64M --verify=crc32c --verify_fatal=1 --do_verify=1 \
-	--output-format=json >"$out" 2>/tmp/failover.err &
-fio_pid=$!
-sleep 3
-check "link 1 goes silent under IO" eval 'link_silence eth1 on && on_server "link_silence eth1 on"'
-t0=$SECONDS
-wait $fio_pid
-rc=$?
-diag "fio ended $((SECONDS - t0)) s after the silence began: rc $rc $(head -c 300 /tmp/failover.err)"
-check "every write of the run verifies, none failed" [ $rc = 0 ]
-max=$(clat_max_ms "$out")
-diag "longest IO: $max ms"
-check "no IO waited for the server's close (longest IO $max ms, under 10 s)" [ "$max" -lt 10000 ]
-check "path 1's IO failed over on other chunks" \
-	eval 'kmsg_since fo-silent | grep -q "IOs failed over on other chunks"'
-check "client: path 0 stays connected, path 1 does not" eval 'state_is "$p0" connected && ! state_is "$p1" connected'
+# RTRS 2.1: fences.
+silent_run fence 64
+check "fence: the server closed path 1 and answered its IO first" \
+	eval 'kmsg_since fo-fence | grep -q "rtrs_client: .*: the server closed the path and answered its IO in"'
+back fence 96
 
+# RTRS 2.0: chunk fences. New connections offer 2.0; path 0 reconnects too.
+echo N >/sys/module/rtrs_client/parameters/proto_ext
+check "2.0: both paths reconnect offering 2.0" eval '
+	echo 1 >"$ccls/$sess/paths/$p0/reconnect" && echo 1 >"$ccls/$sess/paths/$p1/reconnect" &&
+	state_is "$p0" connected && state_is "$p1" connected'
+silent_run chunks 128
+check "chunks: path 1's IO failed over on other chunks" \
+	eval 'kmsg_since fo-chunks | grep -q "IOs failed over on other chunks"'
 # The fences lift 35 s after the close, when a new IO finds no chunk.
-sleep $((40 - (SECONDS - t0) > 0 ? 40 - (SECONDS - t0) : 0))
-check "after the server's heartbeat timeout, IO at QD16 verifies" \
-	fio_verify /dev/rnbd0 --rw=randwrite --bs=4k --iodepth=16 --size=4M --offset=128M
-check "the fenced chunks are free again" \
-	eval 'kmsg_since fo-silent | grep -q "fenced chunks free again"'
-
-check "link 1 carries packets again" eval 'link_silence eth1 off && on_server "link_silence eth1 off"'
-check "client: path 1 reconnects by itself" wait_for 150 state_is "$p1" connected
-w1=$(writes_of "$p1")
-check "IO verifies and uses path 1 again" eval 'fio_verify /dev/rnbd0 --rw=randwrite --bs=4k --iodepth=16 --size=4M --offset=192M &&
-	[ "$(writes_of "$p1")" -gt "$w1" ]'
+sleep $((40 - (SECONDS - silent_since) > 0 ? 40 - (SECONDS - silent_since) : 0))
+check "chunks: after the server's heartbeat timeout, IO at QD16 verifies and finds the chunks free" \
+	eval 'fio_verify /dev/rnbd0 --rw=randwrite --bs=4k --iodepth=16 --size=4M --offset=160M &&
+	kmsg_since fo-chunks | grep -q "fenced chunks free again"'
+back chunks 192
+echo Y >/sys/module/rtrs_client/parameters/proto_ext
 check "unmap_device" eval 'echo normal >/sys/block/rnbd0/rnbd/unmap_device && wait_for 30 eval "! test -e $ccls/$sess"'
 ktap_finish

@@ -18,7 +18,7 @@ p0=ip:$CLIENT_IP0@ip:$SERVER_IP0
 p1=ip:$CLIENT_IP1@ip:$SERVER_IP1
 ref=/tmp/rtrs-clt-ref
 ours=/tmp/rtrs-clt-ours
-ktap_plan 34
+ktap_plan 35
 
 cleanup() {
 	wait
@@ -112,9 +112,11 @@ check "our rtrs-client loads under the C rnbd-client" clt_stack_load rtrs
 stack_files | sed 's/^/# client| /'
 check "rtrs_client and rtrs_core are ours, rnbd_client is C" \
 	eval 'mod_is_ours rtrs_client && mod_is_ours rtrs_core && ! mod_is_ours rnbd_client'
+kmsg_mark clt-c-peers
 check "map_device with two paths" map
 check "/dev/rnbd0 appears" wait_for 60 test -b /dev/rnbd0
 check "both paths are connected" wait_for 30 both_connected
+check "the C server answers our offer of RTRS 2.1 with 2.0" eval '! kmsg_since clt-c-peers | grep -q "rtrs_client: .*RTRS 2.1"'
 record "$ours"
 diag "C's answers:"
 sed 's/^/#   /' "$ref/writes"

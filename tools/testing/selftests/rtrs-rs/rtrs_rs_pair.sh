@@ -19,7 +19,7 @@ p0=ip:$CLIENT_IP0@ip:$SERVER_IP0
 p1=ip:$CLIENT_IP1@ip:$SERVER_IP1
 ref=/tmp/rtrs-pair-ref
 ours=/tmp/rtrs-pair-ours
-ktap_plan 30
+ktap_plan 31
 
 cleanup() {
 	wait
@@ -74,13 +74,20 @@ check "server: our rtrs-server loads" on_server srv_stack_load rtrs
 check "client: our rtrs-client loads" clt_stack_load rtrs
 stack_files | sed 's/^/# client| /'
 on_server stack_files | sed 's/^/# server| /'
-check "server: the module parameters are C's (modinfo -p)" on_server \
-	'diff <(modinfo -p $MODDIR/rtrs-server.ko | sort) <(modinfo -p "$(c_module rtrs-server)" | sort)'
+check "server: the module parameters are C's (modinfo -p), and proto_ext, ours" on_server \
+	'modinfo -p $MODDIR/rtrs-server.ko | grep -q "^proto_ext:" &&
+	diff <(modinfo -p $MODDIR/rtrs-server.ko | grep -v "^proto_ext:" | sort) \
+		<(modinfo -p "$(c_module rtrs-server)" | sort)'
 check "server: the parameters read back with C's defaults" eval \
 	'[ "$(on_server "cd /sys/module/rtrs_server/parameters && cat always_invalidate max_chunk_size sess_queue_depth" | tr "\n" " ")" = "Y 131072 512 " ]'
+kmsg_mark rs-pair-21
+on_server 'kmsg_mark rs-pair-21'
 check "map_device with two paths" map
 check "/dev/rnbd0 appears" wait_for 60 test -b /dev/rnbd0
 check "both paths are connected" wait_for 30 both_connected
+check "ours to ours: both paths run RTRS 2.1 with fences, on both sides" eval '
+	[ "$(kmsg_since rs-pair-21 | grep -c "rtrs_client: .*RTRS 2.1 with fences")" -ge 2 ] &&
+	[ "$(on_server "kmsg_since rs-pair-21 | grep -c \"rtrs_server: .*RTRS 2.1 with fences\"")" -ge 2 ]'
 check "server: the session's sysfs is C's (tree, contents, writes)" \
 	eval 'srv srv_record >"$ours/srv" && diff -u "$ref/srv" "$ours/srv"'
 
