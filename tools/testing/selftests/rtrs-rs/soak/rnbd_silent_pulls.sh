@@ -1,0 +1,97 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# timeout=14400
+# Links that go silent under verified IO, many times: our stack on both
+# sides, two paths, round-robin. PULLS times (100) for each path, both
+# guests drop every packet of that path's link (netem loss 100%) until the
+# path leaves connected, and then carry them again until it is back (the
+# reconnect delay, 30 s, is most of each round). Verified fio runs go back
+# to back through all of it. Nothing may fail: every run verifies, none
+# has an IO error, and no IO of any run took 10 s or more (a failover that
+# waited for the server's heartbeat timeout would take 35 s). A line per
+# pull says how long the path took to leave connected, whether the
+# server answered the fence, and how long the path took to come back.
+#
+# Knobs, from the environment (scripts/run-tests --env): PULLS, and
+# PROTO_EXT=N to run with the client pinned to RTRS 2.0 (chunk fences,
+# as against a C server).
+. "$(dirname "$0")/../lib.sh"
+
+PULLS=${PULLS:-100}
+sess=pulls
+ccls=/sys/class/rtrs-client
+ktap_plan 6
+
+cleanup() {
+	touch /tmp/pulls-stop
+	wait
+	link_silence eth0 off
+	link_silence eth1 off
+	on_server 'link_silence eth0 off; link_silence eth1 off'
+	rnbd_cleanup
+}
+trap cleanup EXIT
+
+pdir() { echo "$ccls/$sess/paths/${paths[$1]}"; }
+state_is() { [ "$(cat "$(pdir "$1")/state" 2>/dev/null)" = "$2" ]; }
+both_connected() { state_is 0 connected && state_is 1 connected; }
+
+rxe_up && on_server srv_stack_load rnbd && clt_stack_load rnbd || bail "cannot load our stacks"
+[ "${PROTO_EXT:-Y}" = N ] && echo N >/sys/module/rtrs_client/parameters/proto_ext
+echo "sessname=$sess path=ip:$SERVER_IP0 path=ip:$SERVER_IP1 device_path=/dev/nullb0" \
+	>/sys/class/rnbd-client/ctl/map_device || bail "map_device failed"
+paths=()
+for p in "$ccls/$sess"/paths/*; do paths+=("$(basename "$p")"); done
+wait_for 60 test -b /dev/rnbd0 && wait_for 60 both_connected || bail "the two paths did not come up"
+echo round-robin >"$ccls/$sess/mpath_policy"
+
+# Verified fio runs, back to back, until told to stop: each writes 4 MiB of
+# 4k blocks at QD16 and reads them back; the longest IO of each run (terse
+# v3: fields 15 and 56, read and write clat max, in us) goes to a file.
+rm -f /tmp/pulls-stop /tmp/pulls-fails /tmp/pulls-runs /tmp/pulls-max
+(
+	n=0
+	while [ ! -e /tmp/pulls-stop ]; do
+		out=$(fio --name=pulls --filename=/dev/rnbd0 --ioengine=libaio --direct=1 \
+			--rw=randwrite --bs=4k --iodepth=16 --size=4M --offset=$((n % 32 * 4))M \
+			--verify=crc32c --verify_fatal=1 --do_verify=1 --output-format=terse 2>&1)
+		rc=$?
+		if [ $rc != 0 ]; then
+			echo "run $n: status $rc: $(echo "$out" | grep -m3 -E 'err|verify|bad' | xargs)" >>/tmp/pulls-fails
+		fi
+		echo "$out" | tail -1 | awk -F';' '{m = $15 > $56 ? $15 : $56; print int(m / 1000)}' >>/tmp/pulls-max
+		n=$((n + 1))
+		echo $n >/tmp/pulls-runs
+	done
+) &
+
+# pull <path index>: PULLS rounds of the link going silent until the path
+# leaves connected, then back until it is connected again.
+pull() {
+	local i=$1 k t0 t_down fenced
+	for ((k = 0; k < PULLS; k++)); do
+		kmsg_mark "pull-$i-$k"
+		t0=$SECONDS
+		link_silence "eth$i" on && on_server "link_silence eth$i on" || return 1
+		wait_for 120 eval '! state_is $i connected' || { diag "pull $k: still connected"; return 1; }
+		t_down=$((SECONDS - t0))
+		link_silence "eth$i" off && on_server "link_silence eth$i off" || return 1
+		t0=$SECONDS
+		wait_for 180 state_is "$i" connected || { diag "pull $k: not connected again"; return 1; }
+		fenced=$(kmsg_since "pull-$i-$k" | grep -o 'answered its IO in [0-9]* ms\|IOs failed over on other chunks' | head -1)
+		diag "path $i pull $k: left connected after $t_down s, ${fenced:-no IO to fail over}, back in $((SECONDS - t0)) s, fio runs $(cat /tmp/pulls-runs 2>/dev/null)"
+	done
+}
+
+check "path 0 goes silent and comes back $PULLS times" pull 0
+check "path 1 goes silent and comes back $PULLS times" pull 1
+touch /tmp/pulls-stop
+wait
+runs=$(cat /tmp/pulls-runs 2>/dev/null || echo 0)
+max=$(sort -n /tmp/pulls-max 2>/dev/null | tail -1)
+diag "fio runs: $runs; longest IO of any run: ${max:-?} ms"
+check "fio ran throughout ($runs runs)" [ "$runs" -gt $((PULLS * 2)) ]
+check "every run verified, no IO error" eval '! test -s /tmp/pulls-fails || { sed "s/^/# /" /tmp/pulls-fails; false; }'
+check "no IO waited for the server's heartbeat timeout (longest $max ms, under 10 s)" [ "${max:-99999}" -lt 10000 ]
+check "unmap_device" eval 'echo normal >/sys/block/rnbd0/rnbd/unmap_device && wait_for 30 eval "! test -e $ccls/$sess"'
+ktap_finish
