@@ -424,7 +424,9 @@ impl Side for Path {
                 errno,
                 w_inval,
             } => con.path.io_rsp(id, msg_id, errno, w_inval),
-            Imm::FenceAck { seq } if con.path.srv().ext.fence => con.path.core.fences.acked(seq),
+            Imm::FenceAck { path_id, seq } if con.path.srv().ext.fence => {
+                con.path.core.fences.acked(path_id, seq)
+            }
             other => pr_warn!("{}: Unknown IMM {:?}\n", con.path.name(), other),
         }
     }

@@ -22,62 +22,96 @@ use rtrs_proto::state::CltState;
 /// is answered: within milliseconds, unless its disk is slow.
 const FENCE_ACK_MS: u32 = 5000;
 
-/// Fences answered, not yet seen by their waiters: a few at once at most
-/// (one per path failing at the same time).
-const ACKED: usize = 8;
+/// Fences a session waits for at once, at most (one per path failing at
+/// the same time): a close that finds no room fences its chunks instead.
+const PENDING: usize = 8;
 
-/// A session's fences: their numbers, and the answers that came.
+/// A fence waited for: the path it names, its number, and whether the
+/// answer came.
+#[derive(Clone, Copy)]
+struct Pending {
+    path_id: u16,
+    seq: u16,
+    acked: bool,
+}
+
+/// A session's fences: their numbers, and those waited for.
 ///
 /// # Locking
 ///
-/// `acked` is a leaf (irq-safe: answers come in completions); waiters for
-/// an answer sleep on it.
+/// `pending` is a leaf (irq-safe: answers come in completions); waiters
+/// for an answer sleep on it. Only a fence registered there before it was
+/// sent is answered, so a late answer to one given up never counts.
 #[pin_data]
 pub(crate) struct Fences {
     next: AtomicU16,
     #[pin]
-    acked: Waitable<[Option<u16>; ACKED], SpinLockIrqBackend>,
+    pending: Waitable<[Option<Pending>; PENDING], SpinLockIrqBackend>,
 }
 
 impl Fences {
     pub(crate) fn new() -> impl PinInit<Self> {
         pin_init!(Fences {
             next: AtomicU16::new(0),
-            acked <- new_waitable!([None; ACKED], "rtrs_clt_fences_acked"),
+            pending <- new_waitable!([None; PENDING], "rtrs_clt_fences"),
         })
     }
 
-    /// Fence `seq` was answered (FENCE_ACK). Any context.
-    pub(crate) fn acked(&self, seq: u16) {
-        self.acked.update(|a| {
-            // The oldest answer makes room: its waiter gave up long ago.
-            a.rotate_right(1);
-            a[0] = Some(seq);
+    /// The fence for `path_id` numbered `seq` was answered (FENCE_ACK);
+    /// ignored unless it is waited for. Any context.
+    pub(crate) fn acked(&self, path_id: u16, seq: u16) {
+        self.pending.update(|p| {
+            for f in p.iter_mut().flatten() {
+                if f.path_id == path_id && f.seq == seq {
+                    f.acked = true;
+                }
+            }
         });
     }
 
-    /// Waits up to `ms` for the answer to fence `seq`; true if it came.
-    fn wait(&self, seq: u16, ms: u32) -> bool {
-        self.acked
-            .wait_for(ms, |a| match a.iter_mut().find(|s| **s == Some(seq)) {
-                Some(s) => {
-                    *s = None;
-                    true
-                }
-                None => false,
-            })
+    /// Registers a fence for `path_id`: its number, or `None` if as many
+    /// as `PENDING` are waited for.
+    fn register(&self, path_id: u16) -> Option<u16> {
+        let seq = self.next.fetch_add(1, Ordering::Relaxed) & FENCE_SEQ_MASK as u16;
+        let mut p = self.pending.lock();
+        let slot = p.iter_mut().find(|f| f.is_none())?;
+        *slot = Some(Pending {
+            path_id,
+            seq,
+            acked: false,
+        });
+        Some(seq)
+    }
+
+    /// Waits up to `ms` for the answer to fence `seq` of `path_id`, then
+    /// forgets it; true if it came.
+    fn wait(&self, path_id: u16, seq: u16, ms: u32) -> bool {
+        let mine = |f: &Option<Pending>| f.is_some_and(|f| f.path_id == path_id && f.seq == seq);
+        self.pending.wait_for(ms, |p| {
+            p.iter()
+                .find(|f| mine(f))
+                .is_some_and(|f| f.is_some_and(|f| f.acked))
+        });
+        self.pending.update(|p| {
+            let mut acked = false;
+            for f in p.iter_mut().filter(|f| mine(f)) {
+                acked = f.is_some_and(|f| f.acked);
+                *f = None;
+            }
+            acked
+        })
     }
 
     /// Asks the server, on a connected path of `paths` other than `from`
     /// that runs RTRS 2.1, to close `from` and answer its IO: the fence's
-    /// number and the path it went on. `None` if `from` or every other
+    /// path id, number and the path it went on. `None` if `from` or every other
     /// path runs 2.0. Any context (the caller reads `paths` under RCU).
-    pub(crate) fn send(&self, from: &Path, paths: &[Arc<Path>]) -> Option<(u16, Arc<Path>)> {
+    pub(crate) fn send(&self, from: &Path, paths: &[Arc<Path>]) -> Option<(u16, u16, Arc<Path>)> {
         let srv = from.srv();
         if !srv.ext.fence || srv.path_id == 0 {
             return None;
         }
-        let seq = self.next.fetch_add(1, Ordering::Relaxed) & FENCE_SEQ_MASK as u16;
+        let seq = self.register(srv.path_id)?;
         let imm = Imm::Fence {
             path_id: srv.path_id,
             seq,
@@ -87,15 +121,23 @@ impl Fences {
                 && p.state() == CltState::Connected
                 && p.srv().ext.fence
                 && p.cons.with(0, |id| Con::post_imm_empty(id, imm)).is_ok()
-        })?;
-        Some((seq, on.clone()))
+        });
+        match on {
+            Some(on) => Some((srv.path_id, seq, on.clone())),
+            None => {
+                // Sent nowhere: forget it at once.
+                self.wait(srv.path_id, seq, 0);
+                None
+            }
+        }
     }
 
     /// Waits up to `FENCE_ACK_MS` for the answer to fence `seq` of path
-    /// `from`, sent on `on`; true if it came. Process context.
-    pub(crate) fn wait_answer(&self, from: &Path, seq: u16, on: &Path) -> bool {
+    /// `from` (the server's `path_id`), sent on `on`; true if it came.
+    /// Process context.
+    pub(crate) fn wait_answer(&self, from: &Path, path_id: u16, seq: u16, on: &Path) -> bool {
         let start = now_ns();
-        let acked = self.wait(seq, FENCE_ACK_MS);
+        let acked = self.wait(path_id, seq, FENCE_ACK_MS);
         let ms = (now_ns() - start) / 1_000_000;
         if acked {
             pr_info!(

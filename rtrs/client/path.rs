@@ -10,7 +10,7 @@ use super::conn::{self, Con, ConExt, CONNECT_TIMEOUT_MS};
 use super::req::ReqSet;
 use super::sess::{failover, Core};
 use super::sysfs::PathFiles;
-use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
 use kernel::workqueue::{impl_has_work, Work, WorkItem};
@@ -201,6 +201,9 @@ struct PathInner {
     /// The fence of the chunks the last close left, until `unconfirmed`
     /// drops to 0.
     fence: Option<Fence>,
+    /// Close works queued and not yet done (what `flush_work()` waits
+    /// for).
+    closes: u32,
 }
 
 /// What `init()` builds and the teardown takes apart, in process context.
@@ -252,9 +255,6 @@ pub(crate) struct Path {
     /// The connections, by cid.
     pub(crate) cons: ConSlots<Path>,
     state: StateCell<CltState>,
-    /// The close work is queued or running (what `flush_work()` waits
-    /// for).
-    closing: AtomicBool,
     #[pin]
     pub(crate) hb: Hb,
     inflight: AtomicI32,
@@ -301,7 +301,6 @@ impl Path {
                 irq_con_num: rb::cpu::nr_cpu_ids().get() + 1,
                 cons,
                 state: StateCell::new(CltState::Connecting),
-                closing: AtomicBool::new(false),
                 hb <- Hb::new(),
                 inflight: AtomicI32::new(0),
                 stats: Stats::new()?,
@@ -316,6 +315,7 @@ impl Path {
                         connected: 0,
                         unconfirmed: 0,
                         fence: None,
+                        closes: 0,
                     },
                     "rtrs_clt_path"
                 ),
@@ -546,6 +546,8 @@ impl Path {
         self.core.learn(qd, rsp.max_io_size, pages);
         if self.srv().ext.fence {
             pr_info!("{}: RTRS 2.1 with fences\n", self.name());
+        } else {
+            pr_info!("{}: RTRS 2.0\n", self.name());
         }
         Ok(())
     }
@@ -787,7 +789,8 @@ impl Path {
         // answers this path's IO first; then nothing of it lands any more,
         // and the IO fails over on its own chunks.
         if let Some((f, _)) = fence {
-            if self.core.fence(self) {
+            // Only for IO to fail over: a close with none needs no fence.
+            if self.inflight.load(Ordering::Relaxed) > 0 && self.core.fence(self) {
                 fence = None;
                 self.inner.update(|i| {
                     if i.fence == Some(f) {
@@ -876,15 +879,17 @@ impl Path {
     /// waits for it if `wait`.
     pub(crate) fn close_conns(self: &Arc<Self>, wait: bool) {
         if self.change_state(CltState::Closing).0 {
-            self.closing.store(true, Ordering::Release);
-            let _ = self.core.wq.queue().enqueue(self.clone());
+            self.inner.update(|i| i.closes += 1);
+            if self.core.wq.queue().enqueue(self.clone()).is_err() {
+                // Queued already: that run counts down once.
+                self.inner.update(|i| i.closes -= 1);
+            }
         }
         if wait {
             // Until the close work ran, as C's `flush_work()`, and
             // uninterruptibly: the work always ends, and a signal pending
             // on the writer of a sysfs file must not make this a busy loop.
-            self.inner
-                .wait_until(|_| !self.closing.load(Ordering::Acquire));
+            self.inner.wait_until(|i| i.closes == 0);
         }
     }
 
@@ -1261,7 +1266,6 @@ impl WorkItem for Path {
         DelayedWork::<Path, RECONNECT_WORK>::cancel_sync(&*this);
         this.stop_and_destroy_conns();
         this.change_state(CltState::Closed);
-        this.closing.store(false, Ordering::Release);
-        this.notify();
+        this.inner.update(|i| i.closes = i.closes.saturating_sub(1));
     }
 }

@@ -112,7 +112,7 @@ impl Core {
             self.fences.send(from, self.paths.read(&g))
         };
         match sent {
-            Some((seq, on)) => self.fences.wait_answer(from, seq, &on),
+            Some((path_id, seq, on)) => self.fences.wait_answer(from, path_id, seq, &on),
             None => false,
         }
     }

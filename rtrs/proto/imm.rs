@@ -106,9 +106,11 @@ pub enum Imm {
         /// The fence's number, 12 bits.
         seq: u16,
     },
-    /// The answer to the fence numbered `seq`.
+    /// The answer to the fence for path `path_id` numbered `seq`.
     FenceAck {
-        /// 12 bits.
+        /// As in the fence.
+        path_id: u16,
+        /// As in the fence, 12 bits.
         seq: u16,
     },
     /// A heartbeat. It is sent with payload 0; the payload is ignored.
@@ -159,7 +161,10 @@ impl Imm {
                 ImmType::Fence as u32,
                 ((path_id as u32) << FENCE_SEQ_BITS) | (seq as u32 & FENCE_SEQ_MASK),
             ),
-            Imm::FenceAck { seq } => to_imm(ImmType::FenceAck as u32, seq as u32 & FENCE_SEQ_MASK),
+            Imm::FenceAck { path_id, seq } => to_imm(
+                ImmType::FenceAck as u32,
+                ((path_id as u32) << FENCE_SEQ_BITS) | (seq as u32 & FENCE_SEQ_MASK),
+            ),
             Imm::HbMsg => to_imm(ImmType::HbMsg as u32, 0),
             Imm::HbAck => to_imm(ImmType::HbAck as u32, 0),
             Imm::Unknown { ty, payload } => to_imm(ty, payload),
@@ -183,6 +188,7 @@ impl Imm {
                 seq: (payload & FENCE_SEQ_MASK) as u16,
             },
             Some(ImmType::FenceAck) => Imm::FenceAck {
+                path_id: (payload >> FENCE_SEQ_BITS) as u16,
                 seq: (payload & FENCE_SEQ_MASK) as u16,
             },
             Some(ImmType::HbMsg) => Imm::HbMsg,
@@ -461,7 +467,7 @@ mod tests {
                 seq: 0xfff,
             },
             Imm::Fence { path_id: 1, seq: 0 },
-            Imm::FenceAck { seq: 7 },
+            Imm::FenceAck { path_id: 3, seq: 7 },
         ] {
             assert_eq!(Imm::decode(imm.encode()), imm, "{imm:?}");
         }
@@ -480,7 +486,6 @@ mod tests {
                 let raw = to_imm(ty, payload);
                 let want = match ty {
                     8 | 9 => to_imm(ty, 0),
-                    5 => to_imm(ty, payload & FENCE_SEQ_MASK),
                     _ => raw,
                 };
                 assert_eq!(Imm::decode(raw).encode(), want, "{raw:#x}");

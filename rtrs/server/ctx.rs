@@ -8,7 +8,7 @@ use super::abi::UpperOps;
 use super::params::{Params, MAX_HDR_SIZE};
 use super::path::Path;
 use super::sess::Session;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU16, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
 use kernel::{c_str, new_mutex};
@@ -50,6 +50,10 @@ pub(crate) struct Ctx {
     client: Mutex<Option<Pin<KBox<IbClient<SrvClient>>>>>,
     /// Set by `close`: no new sessions.
     pub(crate) closing: AtomicBool,
+    /// Where the ids of new paths (RTRS 2.1) are counted, for all
+    /// sessions: an id a client still knows of an old path is unlikely to
+    /// name a new one.
+    next_path_id: AtomicU16,
 }
 
 /// The RDMA devices that are up, and the listeners (IP and IB) the first
@@ -103,6 +107,7 @@ impl Ctx {
                 ),
                 client <- new_mutex!(None, "rtrs_srv_client"),
                 closing: AtomicBool::new(false),
+                next_path_id: AtomicU16::new(1),
             }? Error),
             GFP_KERNEL,
         )?;
@@ -171,6 +176,17 @@ impl Ctx {
         v.push(ip, GFP_KERNEL)?;
         v.push(ib, GFP_KERNEL)?;
         Ok(v)
+    }
+
+    /// An id for a new path of a session whose paths are `others`: never
+    /// 0, none of theirs. Called under the session's `paths`.
+    pub(crate) fn new_path_id(&self, others: &[Arc<Path>]) -> u16 {
+        loop {
+            let id = self.next_path_id.fetch_add(1, Ordering::Relaxed);
+            if id != 0 && !others.iter().any(|p| p.id == id) {
+                return id;
+            }
+        }
     }
 
     /// `rtrs_srv_close`: stop listening, close every path and wait for it.

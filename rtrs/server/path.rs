@@ -132,7 +132,13 @@ struct PathInner {
     /// INFO_REQ is answered (C's `connection_timeout`): a path connecting
     /// for longer than `MAX_CONN_TIMEOUT_MS` is a zombie.
     connecting_since: Option<i64>,
+    /// Fences that name this path and wait for it to be quiet: the path
+    /// each came on and its number (RTRS 2.1); at most `MAX_FENCES`.
+    fences: KVec<(Arc<Path>, u16)>,
 }
+
+/// Fences one path waits to answer at most: a client sends one per close.
+const MAX_FENCES: usize = 8;
 
 /// A path of a client session on the server.
 ///
@@ -284,7 +290,7 @@ impl Path {
             try_pin_init!(Path {
                 sess: sess.clone(),
                 uuid: msg.sess_uuid,
-                id: sess.new_path_id(),
+                id: sess.ctx.new_path_id(others),
                 version: server_answer(msg.version, super::params::proto_ext()),
                 cid_num: msg.cid_num,
                 recon_cnt: msg.recon_cnt,
@@ -307,6 +313,7 @@ impl Path {
                         name,
                         cq_vector: u32::MAX,
                         connecting_since: None,
+                        fences: KVec::with_capacity(MAX_FENCES, GFP_KERNEL)?,
                         established: false,
                     },
                     "rtrs_srv_path"
@@ -372,11 +379,16 @@ impl Path {
         Ok(())
     }
 
-    /// Waits up to `ms` for the path's close to pass the point where it
-    /// touches its chunks; false if it did not. Process context.
-    pub(crate) fn wait_quiet(&self, ms: u32) -> bool {
-        self.inner
-            .wait_for(ms, |_| self.quiet.load(Ordering::Acquire))
+    /// Fence `seq`, which came on `from`, waits for this path to be quiet:
+    /// its close work answers it then. False if the path is quiet already
+    /// (the caller answers now) or too many fences wait.
+    pub(crate) fn fence_on_quiet(&self, from: &Arc<Path>, seq: u16) -> bool {
+        let mut inner = self.inner.lock();
+        if self.quiet.load(Ordering::Acquire) || inner.fences.len() >= MAX_FENCES {
+            return false;
+        }
+        // Room was reserved: this does not allocate.
+        inner.fences.push((from.clone(), seq), GFP_ATOMIC).is_ok()
     }
 
     /// A connection of the path begins to be made.
@@ -446,8 +458,12 @@ impl Path {
             return Err(e);
         }
         let msg = this.sess.ctx.accept_msg(qd, &this);
-        if cid == 0 && this.version.0 != PROTO_VER {
-            pr_info!("{}: RTRS 2.1 with fences\n", this.name());
+        if cid == 0 {
+            if this.version.0 != PROTO_VER {
+                pr_info!("{}: RTRS 2.1 with fences\n", this.name());
+            } else {
+                pr_info!("{}: RTRS 2.0\n", this.name());
+            }
         }
         let accept = rb_rdma::ConnParam {
             private_data: &msg,
@@ -938,8 +954,15 @@ impl WorkItem for Path {
                 this.ops.in_flight()
             );
         }
-        this.quiet.store(true, Ordering::Release);
-        this.inner.notify_all_locked();
+        let fences = {
+            let mut inner = this.inner.lock();
+            this.quiet.store(true, Ordering::Release);
+            core::mem::take(&mut inner.fences)
+        };
+        for (on, seq) in fences.iter() {
+            super::fence::answer(on, this.id, *seq);
+        }
+        drop(fences);
         // Only now answer the client's disconnect, or send ours: a client
         // that counts this as the close's confirmation may give the chunks
         // to other requests (C disconnects first, then waits).

@@ -8,7 +8,6 @@ use super::ctx::Ctx;
 use super::params::Params;
 use super::path::{NameBuf, Path};
 use super::sysfs::SessFiles;
-use core::sync::atomic::{AtomicU16, Ordering};
 use kernel::new_mutex;
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
@@ -44,8 +43,6 @@ pub(crate) struct Session {
     /// The session's sysfs directory, while a path has files in it.
     #[pin]
     pub(crate) files: Mutex<Option<SessFiles>>,
-    /// The id of the next path (RTRS 2.1 tells clients), never 0.
-    next_path_id: AtomicU16,
 }
 
 impl Session {
@@ -64,21 +61,9 @@ impl Session {
                 paths_up <- new_mutex!(0, "rtrs_srv_paths_up"),
                 priv_: UpperPrivCell::new(),
                 files <- new_mutex!(None, "rtrs_srv_sess_files"),
-                next_path_id: AtomicU16::new(1),
             }),
             GFP_KERNEL,
         )
-    }
-
-    /// An id for a new path, unique among the session's paths while it
-    /// has fewer than 65535 (`MAX_PATHS_NUM` is 128).
-    pub(crate) fn new_path_id(&self) -> u16 {
-        loop {
-            let id = self.next_path_id.fetch_add(1, Ordering::Relaxed);
-            if id != 0 {
-                return id;
-            }
-        }
     }
 
     /// The path with `id`, if the session has it.

@@ -125,6 +125,8 @@ struct State {
     io_rsps: u32,
     /// The last IO response's errno.
     last_errno: i32,
+    /// FENCE_ACKs received (RTRS 2.1).
+    fence_acks: u32,
 }
 
 struct Bufs {
@@ -163,6 +165,7 @@ impl Conn {
             info: None,
             io_rsps: 0,
             last_errno: 0,
+            fence_acks: 0,
         };
         Arc::pin_init(
             try_pin_init!(Conn {
@@ -279,6 +282,7 @@ impl CqeHandler<0> for RecvSlot {
                     s.io_rsps += 1;
                     s.last_errno = errno;
                 }),
+                Imm::FenceAck { .. } => h.state.update(|s| s.fence_acks += 1),
                 Imm::HbMsg => {
                     if let Err(e) = Conn::hb_ack(id) {
                         pr_info!("heartbeat ack failed: {:?}\n", e);
@@ -413,9 +417,21 @@ impl Link {
 
 /// A CON_REQ, encoded.
 fn con_req(cid: u16, cid_num: u16, sess: [u8; 16], paths: [u8; 16], first: bool) -> [u8; 56] {
+    con_req_v(PROTO_VER, cid, cid_num, sess, paths, first)
+}
+
+/// A CON_REQ of `version`, encoded.
+fn con_req_v(
+    version: u16,
+    cid: u16,
+    cid_num: u16,
+    sess: [u8; 16],
+    paths: [u8; 16],
+    first: bool,
+) -> [u8; 56] {
     let mut b = [0u8; ConnReq::SIZE];
     let _ = ConnReq {
-        version: PROTO_VER,
+        version,
         cid,
         cid_num,
         recon_cnt: 0,
@@ -442,10 +458,15 @@ impl EvilPath {
     /// Connects `connect` of the `cid_num` connections of a new path of a
     /// new session.
     fn connect(cid_num: u16, connect: u16) -> Result<Self> {
+        Self::connect_v(PROTO_VER, cid_num, connect)
+    }
+
+    /// [`EvilPath::connect`], offering `version`.
+    fn connect_v(version: u16, cid_num: u16, connect: u16) -> Result<Self> {
         let (sess, paths) = (rb::random::uuid(), rb::random::uuid());
         let mut links = KVec::new();
         for cid in 0..connect {
-            let l = start(con_req(cid, cid_num, sess, paths, true), true)?;
+            let l = start(con_req_v(version, cid, cid_num, sess, paths, true), true)?;
             let ph = l.settle();
             links.push(l, GFP_KERNEL)?;
             if ph != Phase::Established {
@@ -507,7 +528,12 @@ impl EvilPath {
 
     /// A connected path of `cid_num` connections named `evil-<n>`.
     fn full(cid_num: u16) -> Result<Self> {
-        let mut p = Self::connect(cid_num, cid_num)?;
+        Self::full_v(PROTO_VER, cid_num)
+    }
+
+    /// [`EvilPath::full`], offering `version`.
+    fn full_v(version: u16, cid_num: u16) -> Result<Self> {
+        let mut p = Self::connect_v(version, cid_num, cid_num)?;
         let mut name = [0u8; 32];
         let n = NAME_SEQ.fetch_add(1, Ordering::Relaxed);
         let len = {
@@ -753,6 +779,38 @@ fn run(name: &str, out: &mut Outcome) -> Result {
                 Phase::Rejected(e) => out.say(format_args!(", again rejected {}", e)),
                 x => out.say(format_args!(", again {:?}", x)),
             }
+        }
+        "fences" => {
+            // RTRS 2.1 offered; FENCEs naming an unknown path, the path
+            // they come on, and a flood of 50: each answered, nothing
+            // closed. A C server answers 2.0 and knows no fence.
+            let p = EvilPath::full_v(rtrs_proto::ext::PROTO_VER_EXT, 2)?;
+            let own = p.rsp.path_id;
+            let mut sent = 0u32;
+            for i in 0..52u16 {
+                let id = match i {
+                    0 => 0xffff,
+                    1 => own,
+                    _ => 0xfffe,
+                };
+                let imm = Imm::Fence {
+                    path_id: id,
+                    seq: i,
+                }
+                .encode();
+                Conn::write_imm(p.id(0), Rbuf::default(), &[], imm)?;
+                sent += 1;
+            }
+            let c = &p.links[0].conn;
+            c.state.wait_for(WAIT_MS, |s| {
+                s.fence_acks >= sent || s.phase != Phase::Established
+            });
+            let acks = c.state.lock().fence_acks;
+            out.say(format_args!(
+                "v{:#x} acks {} of {}, ",
+                p.rsp.version, acks, sent
+            ));
+            p.outcome(out);
         }
         "info_early" => {
             // INFO_REQ on cid 0 while cid 1 of the path is not connected.

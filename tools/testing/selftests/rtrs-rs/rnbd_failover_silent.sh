@@ -53,11 +53,12 @@ silent_run() {
 	local label=$1 off=$2 pid rc max t0
 	kmsg_mark "fo-$label"
 	fio --name=failover --filename=/dev/rnbd0 --ioengine=libaio --direct=1 --rw=randwrite --bs=4k \
-		--iodepth=16 --size=24M --offset=${off}M --verify=crc32c --verify_fatal=1 --do_verify=1 \
+		--iodepth=16 --size=48M --offset=${off}M --verify=crc32c --verify_fatal=1 --do_verify=1 \
 		--output-format=json >"$out" 2>/tmp/failover.err &
 	pid=$!
 	sleep 3
-	check "$label: link 1 goes silent under IO" eval 'link_silence eth1 on && on_server "link_silence eth1 on"'
+	check "$label: link 1 goes silent under IO" eval 'kill -0 $pid && link_silence eth1 on &&
+		on_server "link_silence eth1 on"'
 	t0=$SECONDS
 	wait $pid
 	rc=$?
@@ -97,22 +98,22 @@ check "the disk has the server's 16 chunks less the spare as its tags" \
 silent_run fence 64
 check "fence: the server closed path 1 and answered its IO first" \
 	eval 'kmsg_since fo-fence | grep -q "rtrs_client: .*: the server closed the path and answered its IO in"'
-back fence 96
+back fence 128
 
 # RTRS 2.0: chunk fences. New connections offer 2.0; path 0 reconnects too.
 echo N >/sys/module/rtrs_client/parameters/proto_ext
 check "2.0: both paths reconnect offering 2.0" eval '
 	echo 1 >"$ccls/$sess/paths/$p0/reconnect" && echo 1 >"$ccls/$sess/paths/$p1/reconnect" &&
 	state_is "$p0" connected && state_is "$p1" connected'
-silent_run chunks 128
+silent_run chunks 192
 check "chunks: path 1's IO failed over on other chunks" \
 	eval 'kmsg_since fo-chunks | grep -q "IOs failed over on other chunks"'
 # The fences lift 35 s after the close, when a new IO finds no chunk.
 sleep $((40 - (SECONDS - silent_since) > 0 ? 40 - (SECONDS - silent_since) : 0))
 check "chunks: after the server's heartbeat timeout, IO at QD16 verifies and finds the chunks free" \
-	eval 'fio_verify /dev/rnbd0 --rw=randwrite --bs=4k --iodepth=16 --size=4M --offset=160M &&
+	eval 'fio_verify /dev/rnbd0 --rw=randwrite --bs=4k --iodepth=16 --size=4M --offset=256M &&
 	kmsg_since fo-chunks | grep -q "fenced chunks free again"'
-back chunks 192
+back chunks 288
 echo Y >/sys/module/rtrs_client/parameters/proto_ext
 check "unmap_device" eval 'echo normal >/sys/block/rnbd0/rnbd/unmap_device && wait_for 30 eval "! test -e $ccls/$sess"'
 ktap_finish

@@ -18,7 +18,7 @@ p0=ip:$CLIENT_IP0@ip:$SERVER_IP0
 p1=ip:$CLIENT_IP1@ip:$SERVER_IP1
 ref=/tmp/rtrs-clt-ref
 ours=/tmp/rtrs-clt-ours
-ktap_plan 35
+ktap_plan 36
 
 cleanup() {
 	wait
@@ -116,7 +116,9 @@ kmsg_mark clt-c-peers
 check "map_device with two paths" map
 check "/dev/rnbd0 appears" wait_for 60 test -b /dev/rnbd0
 check "both paths are connected" wait_for 30 both_connected
-check "the C server answers our offer of RTRS 2.1 with 2.0" eval '! kmsg_since clt-c-peers | grep -q "rtrs_client: .*RTRS 2.1"'
+check "the C server answers our offer of RTRS 2.1 with 2.0" eval '
+	[ "$(kmsg_since clt-c-peers | grep -c "rtrs_client: .*: RTRS 2.0$")" -ge 2 ] &&
+	! kmsg_since clt-c-peers | grep -q "rtrs_client: .*RTRS 2.1"'
 record "$ours"
 diag "C's answers:"
 sed 's/^/#   /' "$ref/writes"
@@ -144,6 +146,9 @@ check "disconnect path 1 during IO" eval "echo 1 >$cls/$sess/paths/$p1/disconnec
 check "path 1 shows disconnected, path 0 connected" eval 'state_is "$p1" disconnected && state_is "$p0" connected'
 check "the IO completes, verified, on path 0" wait $fio_pid
 sed 's/^/# /' /tmp/fio-failover
+check "the failover sent the C server nothing of RTRS 2.1 (no fence, no unknown IMM)" eval '
+	! kmsg_since clt-c-peers | grep -q "fence on\|answered its IO" &&
+	! on_server "dmesg | grep -q \"Unknown IMM\""'
 check "reconnect path 1" eval "echo 1 >$cls/$sess/paths/$p1/reconnect"
 check "path 1 is connected again" state_is "$p1" connected
 check "stats/reconnects counts it" eval '[ "$(cat $cls/$sess/paths/$p1/stats/reconnects)" = "1 0" ]'

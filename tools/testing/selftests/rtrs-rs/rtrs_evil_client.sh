@@ -9,7 +9,10 @@
 # unknown types, with lengths and offsets past the chunk, IMMs for chunks
 # the client does not own or that are in use, floods of CON_REQs, and a
 # path left connecting past 30 s (upstream's zombie paths, which ours
-# closes when the client tries again and C 6.12 keeps). For
+# closes when the client tries again and C 6.12 keeps), and RTRS 2.1's
+# FENCEs naming paths that are not there, the path they come on, and
+# many at once (ours answers each and closes nothing; C answers 2.0 and
+# warns of an unknown IMM). For
 # each scenario the evil client must see what the table below says (a
 # reject with its errno, the server closing the path, or the path left up),
 # the server must log the line the table names, and no path of the evil
@@ -57,6 +60,7 @@ msg_id_past_qd|closed|Wrong msg_id 127, off 0|closed|Wrong msg_id 127, off 0
 chunk_in_use|closed, responses [0-9]+ errno 0|request for chunk 0 which is still in use|closed, responses [0-9]+ errno 0|REG MR failed
 flood_same|established 1 rejected 99 other 0|Connection \(RTRS_SRV_CONNECTING\) already exists: 0|established 1 rejected 99 other 0|Connection already exists: 0
 flood_new|established 40 rejected 0 other 0||established 40 rejected 0 other 0|
+fences|v0x201 acks 52 of 52, alive||v0x200 acks 0 of 52, alive|Unknown IMM type 4
 '
 nscen=$(echo "$scenarios" | grep -c '|')
 # Per server: the good session opens, 3 cases per scenario, the good

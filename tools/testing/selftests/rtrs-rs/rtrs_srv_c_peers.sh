@@ -34,7 +34,8 @@ check "both paths are connected" \
 	wait_for 30 eval '[ "$(cat /sys/class/rtrs-client/$sess/paths/*/state | sort -u)" = connected ] &&
 		[ "$(ls /sys/class/rtrs-client/$sess/paths | wc -l)" = 2 ]'
 check "C's client gets RTRS 2.0 from our server" \
-	on_server '! kmsg_since srv-c-peers | grep -q "rtrs_server: .*RTRS 2.1"'
+	on_server '[ "$(kmsg_since srv-c-peers | grep -c "rtrs_server: .*: RTRS 2.0$")" -ge 2 ] &&
+		! kmsg_since srv-c-peers | grep -q "rtrs_server: .*RTRS 2.1"'
 check "capacity is the server's 1 GiB" \
 	eval '[ "$(cat /sys/block/rnbd0/size)" = "$(on_server cat /sys/block/nullb0/size)" ]'
 

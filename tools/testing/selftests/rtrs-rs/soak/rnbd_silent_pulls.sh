@@ -20,7 +20,7 @@
 PULLS=${PULLS:-100}
 sess=pulls
 ccls=/sys/class/rtrs-client
-ktap_plan 6
+ktap_plan 7
 
 cleanup() {
 	touch /tmp/pulls-stop
@@ -48,7 +48,7 @@ echo round-robin >"$ccls/$sess/mpath_policy"
 # Verified fio runs, back to back, until told to stop: each writes 4 MiB of
 # 4k blocks at QD16 and reads them back; the longest IO of each run (terse
 # v3: fields 15 and 56, read and write clat max, in us) goes to a file.
-rm -f /tmp/pulls-stop /tmp/pulls-fails /tmp/pulls-runs /tmp/pulls-max
+rm -f /tmp/pulls-stop /tmp/pulls-fails /tmp/pulls-runs /tmp/pulls-max /tmp/pulls-answered /tmp/pulls-chunks
 (
 	n=0
 	while [ ! -e /tmp/pulls-stop ]; do
@@ -59,7 +59,7 @@ rm -f /tmp/pulls-stop /tmp/pulls-fails /tmp/pulls-runs /tmp/pulls-max
 		if [ $rc != 0 ]; then
 			echo "run $n: status $rc: $(echo "$out" | grep -m3 -E 'err|verify|bad' | xargs)" >>/tmp/pulls-fails
 		fi
-		echo "$out" | tail -1 | awk -F';' '{m = $15 > $56 ? $15 : $56; print int(m / 1000)}' >>/tmp/pulls-max
+		echo "$out" | grep '^3;' | awk -F';' '{m = $15 > $56 ? $15 : $56; print int(m / 1000)}' >>/tmp/pulls-max
 		n=$((n + 1))
 		echo $n >/tmp/pulls-runs
 	done
@@ -79,6 +79,10 @@ pull() {
 		t0=$SECONDS
 		wait_for 180 state_is "$i" connected || { diag "pull $k: not connected again"; return 1; }
 		fenced=$(kmsg_since "pull-$i-$k" | grep -o 'answered its IO in [0-9]* ms\|IOs failed over on other chunks' | head -1)
+		case $fenced in
+		answered*) echo >>/tmp/pulls-answered ;;
+		IOs*) echo >>/tmp/pulls-chunks ;;
+		esac
 		diag "path $i pull $k: left connected after $t_down s, ${fenced:-no IO to fail over}, back in $((SECONDS - t0)) s, fio runs $(cat /tmp/pulls-runs 2>/dev/null)"
 	done
 }
@@ -93,5 +97,12 @@ diag "fio runs: $runs; longest IO of any run: ${max:-?} ms"
 check "fio ran throughout ($runs runs)" [ "$runs" -gt $((PULLS * 2)) ]
 check "every run verified, no IO error" eval '! test -s /tmp/pulls-fails || { sed "s/^/# /" /tmp/pulls-fails; false; }'
 check "no IO waited for the server's heartbeat timeout (longest $max ms, under 10 s)" [ "${max:-99999}" -lt 10000 ]
+if [ "${PROTO_EXT:-Y}" = N ]; then
+	check "the IO failed over on fenced chunks (RTRS 2.0)" \
+		eval '[ "$(wc -l </tmp/pulls-chunks 2>/dev/null || echo 0)" -ge "$PULLS" ]'
+else
+	check "the server answered a fence for the IO of most pulls (RTRS 2.1)" \
+		eval '[ "$(wc -l </tmp/pulls-answered 2>/dev/null || echo 0)" -ge "$PULLS" ]'
+fi
 check "unmap_device" eval 'echo normal >/sys/block/rnbd0/rnbd/unmap_device && wait_for 30 eval "! test -e $ccls/$sess"'
 ktap_finish
