@@ -207,6 +207,11 @@ impl<T, B: Backend> Waitable<T, B> {
         let mut left = msecs_to_jiffies(ms);
         let mut g = self.state.lock();
         while !done(&mut g) {
+            if left == 0 {
+                // Nothing left to wait: `schedule_timeout(0)` would still
+                // schedule, which a caller asking for no wait may not.
+                return Waited::TimedOut;
+            }
             let end = match self.changed.wait_interruptible_timeout(&mut g, left) {
                 CondVarTimeoutResult::Woken { jiffies } => {
                     left = jiffies;
