@@ -10,7 +10,7 @@
 //! for it: the answer is a pending entry of the named path.
 
 use super::conn::Con;
-use super::path::Path;
+use super::path::{FenceWait, Path};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 use kernel::workqueue::{impl_has_work, new_work, Work, WorkItem};
@@ -88,8 +88,15 @@ impl WorkItem for FenceJob {
                 );
                 // The close work answers once the path is quiet, or we do
                 // now if it already is.
-                if !t.fence_on_quiet(&this.from, this.seq) {
-                    answer(&this.from, this.target_id, this.seq);
+                match t.fence_on_quiet(&this.from, this.seq) {
+                    FenceWait::Quiet => answer(&this.from, this.target_id, this.seq),
+                    FenceWait::Queued => {}
+                    FenceWait::Full => pr_warn!(
+                        "{}: fence {} for {}: too many fences wait; not answered\n",
+                        this.from.name(),
+                        this.seq,
+                        t.name()
+                    ),
                 }
                 t.close();
             }

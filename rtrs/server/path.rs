@@ -140,6 +140,17 @@ struct PathInner {
 /// Fences one path waits to answer at most: a client sends one per close.
 const MAX_FENCES: usize = 8;
 
+/// What became of a fence that names a path ([`Path::fence_on_quiet`]).
+pub(crate) enum FenceWait {
+    /// The path is quiet already: answer now.
+    Quiet,
+    /// The path's close work answers once it is quiet.
+    Queued,
+    /// No room to wait: never answered, so that the client fences the
+    /// chunks instead of trusting a close that has not happened.
+    Full,
+}
+
 /// A path of a client session on the server.
 ///
 /// # Locking
@@ -380,15 +391,20 @@ impl Path {
     }
 
     /// Fence `seq`, which came on `from`, waits for this path to be quiet:
-    /// its close work answers it then. False if the path is quiet already
-    /// (the caller answers now) or too many fences wait.
-    pub(crate) fn fence_on_quiet(&self, from: &Arc<Path>, seq: u16) -> bool {
+    /// its close work answers it then.
+    pub(crate) fn fence_on_quiet(&self, from: &Arc<Path>, seq: u16) -> FenceWait {
         let mut inner = self.inner.lock();
-        if self.quiet.load(Ordering::Acquire) || inner.fences.len() >= MAX_FENCES {
-            return false;
+        if self.quiet.load(Ordering::Acquire) {
+            return FenceWait::Quiet;
+        }
+        if inner.fences.len() >= MAX_FENCES {
+            return FenceWait::Full;
         }
         // Room was reserved: this does not allocate.
-        inner.fences.push((from.clone(), seq), GFP_ATOMIC).is_ok()
+        match inner.fences.push((from.clone(), seq), GFP_ATOMIC) {
+            Ok(()) => FenceWait::Queued,
+            Err(_) => FenceWait::Full,
+        }
     }
 
     /// A connection of the path begins to be made.
