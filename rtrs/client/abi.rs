@@ -263,12 +263,13 @@ impl Permits {
     }
 
     /// The IO of permit `p`, which holds no chunk, takes a free one,
-    /// waiting for one if none is; returns it. Only from the IO's
-    /// failover; process context.
-    pub(crate) fn move_to(&self, p: PermitId) -> u32 {
-        let c = self.chunks.take_for_failover(p.0);
+    /// waiting for one if none is; returns it, or `None` (the permit still
+    /// holds no chunk) once `wanted` is false. Only from the IO's failover;
+    /// process context.
+    pub(crate) fn move_to(&self, p: PermitId, wanted: impl Fn() -> bool) -> Option<u32> {
+        let c = self.chunks.take_for_failover(p.0, wanted)?;
         self.set_chunk(p, c);
-        c
+        Some(c)
     }
 
     /// Whether no permit is taken.

@@ -110,17 +110,23 @@ impl ChunkPool {
     }
 
     /// Takes a chunk for an IO failed over from a fenced one, waiting for
-    /// one if none is free; new IO takes none meanwhile. Process context.
-    pub(crate) fn take_for_failover(&self, prefer: u32) -> u32 {
+    /// one if none is free; new IO takes none meanwhile. `None` once
+    /// `wanted` says the IO has nowhere to go any more (checked whenever
+    /// the waiters are woken: a path's state change wakes them). Process
+    /// context.
+    pub(crate) fn take_for_failover(&self, prefer: u32, wanted: impl Fn() -> bool) -> Option<u32> {
         if let Some(c) = self.chunks.take(prefer as usize) {
-            return c as u32;
+            return Some(c as u32);
         }
         self.movers.fetch_add(1, Ordering::AcqRel);
-        let c = self.wait_for(|| self.chunks.take(prefer as usize));
+        let c = self.wait_for(|| match self.chunks.take(prefer as usize) {
+            Some(c) => Some(Some(c as u32)),
+            None => (!wanted()).then_some(None),
+        });
         self.movers.fetch_sub(1, Ordering::AcqRel);
         // New IO may take chunks again.
         self.wake();
-        c as u32
+        c
     }
 
     /// Gives chunk `c` back (a request held it); false if it was free.

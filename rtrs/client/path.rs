@@ -358,9 +358,13 @@ impl Path {
     }
 
     /// Wakes those waiting on the path after a change outside `inner` (the
-    /// state).
+    /// state), and failed-over IO waiting for a chunk, which gives up once
+    /// no path can take it.
     fn notify(&self) {
         self.inner.notify_all_locked();
+        if let Some(permits) = self.core.permits.get() {
+            permits.chunks().wake();
+        }
     }
 
     /// Waits up to `ms` for `done`, evaluated under `inner` whenever the

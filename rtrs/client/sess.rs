@@ -520,15 +520,16 @@ pub(crate) fn failover(
 ) -> bool {
     if let (Some((f, deadline)), Some(permits)) = (fence, core.permits.get()) {
         if permits.move_out(parts.permit, f, deadline) {
-            if !core.other_path_up(from) {
-                // No chunk needed: the IO fails, and its permit holds none.
+            // No chunk needed once no other path is up: the IO fails, and
+            // its permit holds none.
+            let Some(c) = permits.move_to(parts.permit, || core.other_path_up(from)) else {
                 if let Some(conf) = parts.conf.take() {
                     conf.confirm(rb::errno::ECONNABORTED().to_errno());
                 }
                 return false;
-            }
-            parts.idx = permits.move_to(parts.permit);
-            parts.mem_off = permits.chunks().mem_off(parts.idx);
+            };
+            parts.idx = c;
+            parts.mem_off = permits.chunks().mem_off(c);
         }
     }
     let mut err = rb::errno::ECONNABORTED();
