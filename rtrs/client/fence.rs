@@ -92,11 +92,19 @@ impl Fences {
                 .find(|f| mine(f))
                 .is_some_and(|f| f.is_some_and(|f| f.acked))
         });
+        self.forget(path_id, seq)
+    }
+
+    /// Forgets fence `seq` of `path_id`; true if it was answered. Does not
+    /// sleep: any context.
+    fn forget(&self, path_id: u16, seq: u16) -> bool {
         self.pending.update(|p| {
             let mut acked = false;
-            for f in p.iter_mut().filter(|f| mine(f)) {
-                acked = f.is_some_and(|f| f.acked);
-                *f = None;
+            for f in p.iter_mut() {
+                if f.is_some_and(|f| f.path_id == path_id && f.seq == seq) {
+                    acked = f.is_some_and(|f| f.acked);
+                    *f = None;
+                }
             }
             acked
         })
@@ -125,8 +133,9 @@ impl Fences {
         match on {
             Some(on) => Some((srv.path_id, seq, on.clone())),
             None => {
-                // Sent nowhere: forget it at once.
-                self.wait(srv.path_id, seq, 0);
+                // Sent nowhere: forget it at once (the caller holds the
+                // RCU read lock: no sleeping).
+                self.forget(srv.path_id, seq);
                 None
             }
         }
