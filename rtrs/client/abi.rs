@@ -19,7 +19,7 @@
 use super::chunks::ChunkPool;
 use super::sess::Sess;
 use core::ptr::NonNull;
-use core::sync::atomic::AtomicUsize;
+use core::sync::atomic::{AtomicU32, AtomicUsize};
 use kernel::alloc::{flags::GFP_KERNEL, KVec};
 use kernel::ffi::{c_char, c_int, c_uint};
 use kernel::prelude::*;
@@ -132,6 +132,7 @@ impl Permits {
         chunks: u32,
         pdu_sz: usize,
         mem_shift: u32,
+        answering: Arc<AtomicU32>,
     ) -> impl PinInit<Self, Error> {
         let count = permits_for(chunks);
         let words = words_for(count as usize);
@@ -146,7 +147,7 @@ impl Permits {
                 }
                 Bitmap::new(m, count as usize).ok_or(EINVAL)?
             },
-            chunks <- ChunkPool::new(sess, chunks, mem_shift),
+            chunks <- ChunkPool::new(sess, chunks, mem_shift, answering),
         }? Error)
     }
 

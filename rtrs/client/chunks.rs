@@ -12,6 +12,7 @@
 
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use kernel::prelude::*;
+use kernel::sync::Arc;
 use rb::kvec::VecExt;
 use rb::sync::{new_spinlock_irq, new_wait_queue, SpinLockIrq, WaitQueue};
 use rtrs_common::name::NameBuf;
@@ -31,6 +32,12 @@ struct FenceEntry {
     fence: Fence,
     since_ns: i64,
     deadline_ns: i64,
+    /// The RTRS 2.1 fence (the server's path id and the fence's number)
+    /// sent for the same close and not answered yet: its answer lifts this
+    /// fence, and while a path to a server that answers fences is up, the
+    /// deadline only postpones the lift (the server is closing the path,
+    /// and may be running its IO still).
+    answer: Option<(u16, u16)>,
 }
 
 /// The chunks of a session and the fences holding some of them.
@@ -63,6 +70,10 @@ pub(crate) struct ChunkPool {
     /// Failed-over IOs waiting for a chunk: while there are, new IO takes
     /// none, so that it cannot starve them.
     movers: AtomicU32,
+    /// Connected paths whose server answers fences (RTRS 2.1), counted by
+    /// the session's paths (`Core::answering`: the first paths connect
+    /// before the pool exists).
+    answering: Arc<AtomicU32>,
     /// Where takers of a permit or a chunk wait.
     #[pin]
     wait: WaitQueue,
@@ -71,7 +82,12 @@ pub(crate) struct ChunkPool {
 impl ChunkPool {
     /// `n` free chunks of session `sess`; chunk `c` is at `c << shift` in
     /// the IMM payload.
-    pub(crate) fn new(sess: NameBuf, n: u32, shift: u32) -> impl PinInit<Self, Error> {
+    pub(crate) fn new(
+        sess: NameBuf,
+        n: u32,
+        shift: u32,
+        answering: Arc<AtomicU32>,
+    ) -> impl PinInit<Self, Error> {
         let n = n as usize;
         try_pin_init!(Self {
             sess,
@@ -91,6 +107,7 @@ impl ChunkPool {
             fences <- new_spinlock_irq!(KVec::with_capacity(n, GFP_KERNEL)?, "rtrs_clt_fences"),
             fences_gen: AtomicU32::new(0),
             movers: AtomicU32::new(0),
+            answering,
             wait <- new_wait_queue!("rtrs_clt_permits"),
         }? Error)
     }
@@ -167,6 +184,7 @@ impl ChunkPool {
                     fence,
                     since_ns: now_ns(),
                     deadline_ns,
+                    answer: None,
                 };
                 // Room for one fence per chunk was reserved, and a fence
                 // is registered only with a chunk: this never allocates.
@@ -198,18 +216,57 @@ impl ChunkPool {
         (n, (now_ns() - since) / 1_000_000)
     }
 
-    /// Lifts the fences whose deadline has passed; returns whether any.
+    /// `fence` waits for the answer to RTRS 2.1 fence `seq` of the server's
+    /// path `path_id` too; false if `fence` holds no chunk.
+    pub(crate) fn await_answer(&self, fence: Fence, path_id: u16, seq: u16) -> bool {
+        let mut fences = self.fences.lock();
+        let Some(e) = fences.iter_mut().find(|e| e.fence == fence) else {
+            return false;
+        };
+        e.answer = Some((path_id, seq));
+        true
+    }
+
+    /// The server answered fence `seq` of its path `path_id`: lifts the
+    /// fences that waited for it; returns how many chunks are free again.
     /// Any context.
+    pub(crate) fn answered(&self, path_id: u16, seq: u16) -> usize {
+        let f = self
+            .fences
+            .lock()
+            .iter()
+            .find(|e| e.answer == Some((path_id, seq)))
+            .map(|e| e.fence);
+        f.map_or(0, |f| self.lift(f).0)
+    }
+
+    /// Lifts the fences whose deadline has passed; returns whether any.
+    /// A fence that waits for an answer while a server that answers is
+    /// reachable has its deadline postponed instead. Any context.
     pub(crate) fn lift_expired(&self) -> bool {
         let now = now_ns();
         let mut lifted = false;
         loop {
-            let expired = self
-                .fences
-                .lock()
-                .iter()
-                .find(|e| e.deadline_ns <= now)
-                .map(|e| e.fence);
+            let expired = {
+                let mut fences = self.fences.lock();
+                let answering = self.answering.load(Ordering::Acquire) > 0;
+                let mut found = None;
+                for e in fences.iter_mut().filter(|e| e.deadline_ns <= now) {
+                    if e.answer.is_some() && answering {
+                        let span = e.deadline_ns - e.since_ns;
+                        e.deadline_ns = now + span.max(1_000_000_000);
+                        pr_warn!(
+                            "<{}>: the server has not answered the fence of a path it is closing after {} ms; its chunks stay fenced\n",
+                            self.sess,
+                            (now - e.since_ns) / 1_000_000
+                        );
+                    } else {
+                        found = Some(e.fence);
+                        break;
+                    }
+                }
+                found
+            };
             let Some(f) = expired else {
                 return lifted;
             };

@@ -425,7 +425,7 @@ impl Side for Path {
                 w_inval,
             } => con.path.io_rsp(id, msg_id, errno, w_inval),
             Imm::FenceAck { path_id, seq } if con.path.srv().ext.fence => {
-                con.path.core.fences.acked(path_id, seq)
+                con.path.core.fence_acked(path_id, seq)
             }
             other => pr_warn!("{}: Unknown IMM {:?}\n", con.path.name(), other),
         }

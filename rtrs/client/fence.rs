@@ -83,21 +83,20 @@ impl Fences {
         Some(seq)
     }
 
-    /// Waits up to `ms` for the answer to fence `seq` of `path_id`, then
-    /// forgets it; true if it came.
+    /// Waits up to `ms` for the answer to fence `seq` of `path_id`; true
+    /// if it came. The fence stays registered: see [`Fences::forget`].
     fn wait(&self, path_id: u16, seq: u16, ms: u32) -> bool {
         let mine = |f: &Option<Pending>| f.is_some_and(|f| f.path_id == path_id && f.seq == seq);
         self.pending.wait_for(ms, |p| {
             p.iter()
                 .find(|f| mine(f))
                 .is_some_and(|f| f.is_some_and(|f| f.acked))
-        });
-        self.forget(path_id, seq)
+        })
     }
 
     /// Forgets fence `seq` of `path_id`; true if it was answered. Does not
     /// sleep: any context.
-    fn forget(&self, path_id: u16, seq: u16) -> bool {
+    pub(crate) fn forget(&self, path_id: u16, seq: u16) -> bool {
         self.pending.update(|p| {
             let mut acked = false;
             for f in p.iter_mut() {
@@ -143,7 +142,8 @@ impl Fences {
 
     /// Waits up to `FENCE_ACK_MS` for the answer to fence `seq` of path
     /// `from` (the server's `path_id`), sent on `on`; true if it came.
-    /// Process context.
+    /// The fence stays registered either way, so that an answer that comes
+    /// later is still seen: the caller forgets it. Process context.
     pub(crate) fn wait_answer(&self, from: &Path, path_id: u16, seq: u16, on: &Path) -> bool {
         let start = now_ns();
         let acked = self.wait(path_id, seq, FENCE_ACK_MS);
@@ -157,7 +157,7 @@ impl Fences {
             );
         } else {
             pr_warn!(
-                "{}: no answer to the fence on {} in {} ms; failing the IO over anyway\n",
+                "{}: no answer to the fence on {} in {} ms; failing the IO over on fenced chunks\n",
                 from.name(),
                 on.name(),
                 ms

@@ -8,7 +8,7 @@
 use super::abi::{ConType, Confirm, Dir, PermitId, Permits};
 use super::conn::{self, Con, ConExt, CONNECT_TIMEOUT_MS};
 use super::req::ReqSet;
-use super::sess::{failover, Core};
+use super::sess::{failover, Core, Fenced};
 use super::sysfs::PathFiles;
 use core::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use kernel::prelude::*;
@@ -217,6 +217,9 @@ struct ConnSet {
     reqset: Option<Arc<ReqSet>>,
     /// The path is counted in its session's `paths_up`.
     established: bool,
+    /// The path is counted in its session's `answering` (its server
+    /// answers fences).
+    answering: bool,
 }
 
 /// The path's work items besides the heartbeat ([`HB_WORK`]).
@@ -716,6 +719,10 @@ impl Path {
                 self.core.path_up();
                 self.stats.reconnect_ok.fetch_add(1, Ordering::Relaxed);
                 set.established = true;
+                if self.srv().ext.fence {
+                    self.core.answering.fetch_add(1, Ordering::AcqRel);
+                    set.answering = true;
+                }
                 self.inner.lock().attempts = Attempts::NONE;
                 Hb::start(self);
                 Ok(())
@@ -788,19 +795,30 @@ impl Path {
         // without that, it closes the path by itself once our heartbeats
         // stop. Until the one or the other, the chunks of this path's IO
         // are fenced, and the IO fails over at once on other chunks.
+        if core::mem::replace(&mut set.answering, false) {
+            self.core.answering.fetch_sub(1, Ordering::AcqRel);
+        }
         let mut fence = self.close_fence();
         // RTRS 2.1: the server closes its side on another path's word and
         // answers this path's IO first; then nothing of it lands any more,
-        // and the IO fails over on its own chunks.
+        // and the IO fails over on its own chunks. An answer that is late
+        // lifts the chunks' fence when it comes.
+        let mut late = None;
         if let Some((f, _)) = fence {
             // Only for IO to fail over: a close with none needs no fence.
-            if self.inflight.load(Ordering::Relaxed) > 0 && self.core.fence(self) {
-                fence = None;
-                self.inner.update(|i| {
-                    if i.fence == Some(f) {
-                        i.fence = None;
+            if self.inflight.load(Ordering::Relaxed) > 0 {
+                match self.core.fence(self) {
+                    Fenced::Answered => {
+                        fence = None;
+                        self.inner.update(|i| {
+                            if i.fence == Some(f) {
+                                i.fence = None;
+                            }
+                        });
                     }
-                });
+                    Fenced::Pending { path_id, seq } => late = Some((path_id, seq)),
+                    Fenced::NotSent => {}
+                }
             }
         }
         let mut moved = 0;
@@ -819,6 +837,21 @@ impl Path {
                 moved,
                 FENCE_MS
             );
+        }
+        if let Some((path_id, seq)) = late {
+            // Attached before the fence is forgotten: an answer coming
+            // meanwhile is seen by the one or the other.
+            let waits = fence.is_some_and(|(f, _)| {
+                self.core
+                    .permits
+                    .get()
+                    .is_some_and(|p| p.chunks().await_answer(f, path_id, seq))
+            });
+            if self.core.fences.forget(path_id, seq) && waits {
+                if let (Some((f, _)), Some(permits)) = (fence, self.core.permits.get()) {
+                    self.lift(permits, f);
+                }
+            }
         }
         // Confirmed while the IO failed over: the confirmation lifted the
         // fence before the last chunks went to it. Lifting again frees them.

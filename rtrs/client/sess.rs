@@ -83,10 +83,25 @@ pub(crate) struct Core {
     /// The session's fences (RTRS 2.1).
     #[pin]
     pub(crate) fences: Fences,
+    /// Connected paths whose server answers fences (RTRS 2.1); the chunk
+    /// pool reads it to keep fences whose answer may still come.
+    pub(crate) answering: Arc<AtomicU32>,
 }
 
 /// The devices of the module's paths, set at module init.
 pub(crate) static DEVS: Global<Arc<DevPool>> = Global::new();
+
+/// What came of a fence ([`Core::fence`]).
+pub(crate) enum Fenced {
+    /// The server closed the path and answered its IO: no chunk needs a
+    /// fence.
+    Answered,
+    /// Sent, not answered yet: still registered, for the chunk fence to
+    /// wait for ([`ChunkPool::await_answer`]); the caller forgets it.
+    Pending { path_id: u16, seq: u16 },
+    /// No path could take it, or the server does not run 2.1.
+    NotSent,
+}
 
 /// The session's paths as the policies read them: each path's state at
 /// the moment a policy looks (C reads the path under RCU at each pick).
@@ -104,16 +119,40 @@ impl PathSource for Live<'_> {
 
 impl Core {
     /// A fence for path `from` (RTRS 2.1): asks the server on another
-    /// path to close `from` and answer its IO, and waits for the answer;
-    /// true if it came. Process context.
-    pub(crate) fn fence(&self, from: &Path) -> bool {
+    /// path to close `from` and answer its IO, and waits a while for the
+    /// answer. Process context.
+    pub(crate) fn fence(&self, from: &Path) -> Fenced {
         let sent = {
             let g = rcu::read_lock();
             self.fences.send(from, self.paths.read(&g))
         };
         match sent {
-            Some((path_id, seq, on)) => self.fences.wait_answer(from, path_id, seq, &on),
-            None => false,
+            Some((path_id, seq, on)) => {
+                if self.fences.wait_answer(from, path_id, seq, &on) {
+                    self.fences.forget(path_id, seq);
+                    Fenced::Answered
+                } else {
+                    Fenced::Pending { path_id, seq }
+                }
+            }
+            None => Fenced::NotSent,
+        }
+    }
+
+    /// The server answered fence `seq` of its path `path_id` (FENCE_ACK):
+    /// its waiter is woken, and chunks fenced while the answer was late are
+    /// free again. Any context.
+    pub(crate) fn fence_acked(&self, path_id: u16, seq: u16) {
+        self.fences.acked(path_id, seq);
+        if let Some(permits) = self.permits.get() {
+            let n = permits.chunks().answered(path_id, seq);
+            if n > 0 {
+                pr_info!(
+                    "<{}>: {} fenced chunks free again: the server answered the fence late\n",
+                    self.name,
+                    n
+                );
+            }
         }
     }
 
@@ -380,6 +419,7 @@ impl Sess {
                 permits: SetOnce::new(),
                 devs: DEVS.get().ok_or(ENODEV)?,
                 fences <- Fences::new(),
+                answering: Arc::new(AtomicU32::new(0), GFP_KERNEL)?,
             }? Error),
             GFP_KERNEL,
         )?;
@@ -393,19 +433,21 @@ impl Sess {
         let shift = MAX_IMM_PAYL_BITS - imm_bits(qd);
         let pdu_sz = args.pdu_sz;
         let sess_core = core.clone();
-        let sess = Arc::pin_init(Permits::new(core.name, qd, pdu_sz, shift), GFP_KERNEL).and_then(
-            |permits| {
-                let _ = core.permits.set(permits.clone());
-                Arc::pin_init(
-                    try_pin_init!(Sess {
+        let sess = Arc::pin_init(
+            Permits::new(core.name, qd, pdu_sz, shift, core.answering.clone()),
+            GFP_KERNEL,
+        )
+        .and_then(|permits| {
+            let _ = core.permits.set(permits.clone());
+            Arc::pin_init(
+                try_pin_init!(Sess {
                     core: sess_core,
                     permits,
                     dev <- new_mutex!(None, "rtrs_clt_sess_dev"),
                 }? Error),
-                    GFP_KERNEL,
-                )
-            },
-        );
+                GFP_KERNEL,
+            )
+        });
         match sess {
             Ok(sess) => {
                 // From here on the session owns the device, and `close` tears down.
