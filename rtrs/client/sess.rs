@@ -572,6 +572,19 @@ pub(crate) fn failover(
             };
             parts.idx = c;
             parts.mem_off = permits.chunks().mem_off(c);
+        } else {
+            // Its chunk was not the request's to leave: sending it again
+            // there could be overwritten by the old path. Never expected;
+            // failing the IO is safe.
+            pr_err!(
+                "{}: chunk {} of a failed-over IO could not be fenced; failing the IO\n",
+                from.name(),
+                parts.idx
+            );
+            if let Some(conf) = parts.conf.take() {
+                conf.confirm(rb::errno::ECONNABORTED().to_errno());
+            }
+            return false;
         }
     }
     let mut err = rb::errno::ECONNABORTED();
