@@ -48,8 +48,9 @@ for stack in c rtrs rnbd; do
 		killall ib_write_bw; wait_for 10 eval '! rdma resource show cm_id | grep -q \":$port \"' &&
 		rdma link delete rxe1 && rxe_up_local &&
 		wait_for 10 eval 'rdma resource show cm_id | grep -q \":$port \"'"
+	# dest_port first: C's client gives each path the port read so far.
 	check "$stack: a client maps and reads" eval "
-		echo 'sessname=listen-$stack path=ip:$SERVER_IP0 device_path=/dev/nullb0 dest_port=$port' \
+		echo 'dest_port=$port sessname=listen-$stack path=ip:$SERVER_IP0 device_path=/dev/nullb0' \
 			>/sys/class/rnbd-client/ctl/map_device && wait_for 30 test -b /dev/rnbd0 &&
 		dd if=/dev/rnbd0 of=/dev/null bs=4k count=4 iflag=direct 2>/dev/null &&
 		echo normal >/sys/block/rnbd0/rnbd/unmap_device && wait_for 30 test ! -e /dev/rnbd0"
