@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+
+//! Trace events (tracepoints) defined in C and fired from Rust, as the
+//! kernel crate's `declare_trace!` of later kernels does.
+//!
+//! A module defines its events with `TRACE_EVENT()` in a C header, as any
+//! driver, and gives each event `<name>` two one-line shims around the
+//! static inlines that `TRACE_EVENT()` generates:
+//!
+//! ```c
+//! void rb_trace_<name>(<args>) { trace_<name>(<args>); }
+//! bool rb_trace_<name>_enabled(void) { return trace_<name>_enabled(); }
+//! ```
+//!
+//! [`declare_trace!`] declares the Rust side: `<name>(args)` fires the
+//! event, `<name>_enabled()` says whether anyone listens, so that a caller
+//! computes costly arguments only then. The arguments are plain values
+//! ([`TraceArg`]), which the event copies into its record while it runs:
+//! nothing is kept.
+
+use kernel::str::CStr;
+
+/// A value that a trace event takes as its C type: integers, `bool`, and
+/// strings as `const char *`, read (copied into the record) only while the
+/// event runs.
+pub trait TraceArg {
+    /// The C type of the shim's parameter.
+    type C;
+    /// The value as C takes it.
+    fn to_c(self) -> Self::C;
+}
+
+macro_rules! trace_arg_as_is {
+    ($($t:ty),*) => {$(
+        impl TraceArg for $t {
+            type C = $t;
+            #[inline]
+            fn to_c(self) -> $t {
+                self
+            }
+        }
+    )*};
+}
+trace_arg_as_is!(bool, u8, u16, u32, u64, i32, i64, usize);
+
+impl TraceArg for &CStr {
+    type C = *const kernel::ffi::c_char;
+    #[inline]
+    fn to_c(self) -> Self::C {
+        self.as_char_ptr()
+    }
+}
+
+/// Declares trace events defined in C (see the module documentation):
+///
+/// ```ignore
+/// rb::declare_trace! {
+///     /// C's `rtrs_clt_close_conns`.
+///     pub(crate) fn rtrs_clt_close_conns(state: i32, sessname: &CStr);
+/// }
+/// ```
+///
+/// gives `rtrs_clt_close_conns(..)` and `rtrs_clt_close_conns_enabled()`,
+/// calling `rb_trace_rtrs_clt_close_conns` and
+/// `rb_trace_rtrs_clt_close_conns_enabled` of the module's C file.
+///
+/// The declaration is the contract: the C shim takes exactly these
+/// parameters, each the [`TraceArg::C`] of the Rust type, in this order, as
+/// an `extern` declaration of any C function must.
+#[macro_export]
+macro_rules! declare_trace {
+    ($($(#[$attr:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?);)*) => {$(
+        ::kernel::macros::paste! {
+            $(#[$attr])*
+            #[inline]
+            #[allow(unsafe_code)]
+            $vis fn $name($($arg: $ty),*) {
+                extern "C" {
+                    fn [<rb_trace_ $name>]($($arg: <$ty as $crate::trace::TraceArg>::C),*);
+                }
+                // SAFETY: the shim has this signature (the declaration's
+                // contract); it passes plain values, and pointers to strings
+                // that live across the call and that the event only copies,
+                // to `trace_<name>()`, which may run in any context.
+                unsafe { [<rb_trace_ $name>]($($crate::trace::TraceArg::to_c($arg)),*) }
+            }
+
+            /// Whether the event is enabled (C's `trace_<name>_enabled()`).
+            #[inline]
+            #[allow(unsafe_code, dead_code)]
+            $vis fn [<$name _enabled>]() -> bool {
+                extern "C" {
+                    fn [<rb_trace_ $name _enabled>]() -> bool;
+                }
+                // SAFETY: the shim takes nothing and reads a static key.
+                unsafe { [<rb_trace_ $name _enabled>]() }
+            }
+        }
+    )*};
+}
+pub use crate::declare_trace;
