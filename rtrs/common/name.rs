@@ -6,6 +6,10 @@ use rtrs_proto::msg::NAME_MAX;
 
 /// A session or path name, at most `NAME_MAX - 1` bytes (as the C's
 /// `char sessname[NAME_MAX]`).
+///
+/// # Invariants
+///
+/// The bytes from `len` on are zero: the name is NUL-terminated.
 #[derive(Clone, Copy)]
 pub struct NameBuf {
     buf: [u8; NAME_MAX],
@@ -30,6 +34,12 @@ impl NameBuf {
     pub fn set(&mut self, s: &[u8]) {
         self.len = s.len().min(self.buf.len() - 1);
         self.buf[..self.len].copy_from_slice(&s[..self.len]);
+        self.buf[self.len..].fill(0);
+    }
+
+    /// The name as a C string (for trace events); empty if it holds a NUL.
+    pub fn as_cstr(&self) -> &kernel::str::CStr {
+        kernel::str::CStr::from_bytes_with_nul(&self.buf[..=self.len]).unwrap_or(kernel::c_str!(""))
     }
 }
 
