@@ -28,3 +28,4 @@ pub(crate) mod path;
 pub(crate) mod req;
 pub(crate) mod sess;
 pub(crate) mod sysfs;
+pub(crate) mod trace;

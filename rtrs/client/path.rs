@@ -10,6 +10,7 @@ use super::conn::{self, Con, ConExt, CONNECT_TIMEOUT_MS};
 use super::req::ReqSet;
 use super::sess::{failover, Core, Fenced};
 use super::sysfs::PathFiles;
+use super::trace::PathEvent;
 use core::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
@@ -336,6 +337,18 @@ impl Path {
     /// The path as log lines name it: `<session> src@dst`. Reads `inner`.
     pub(crate) fn name(&self) -> PathName<'_> {
         PathName(self)
+    }
+
+    /// The `src@dst` name of the path's sysfs directory, as
+    /// `rtrs_addr_to_str()` prints it.
+    pub(crate) fn dir_name(&self) -> NameBuf {
+        let (src, dst) = self.addrs();
+        addrs_name(&src.unwrap_or(SockAddr::ipv4([0; 4], 0)), &dst)
+    }
+
+    /// Reconnect attempts since the path was last up.
+    pub(crate) fn attempts(&self) -> Attempts {
+        self.inner.lock().attempts
     }
 
     pub(crate) fn state(&self) -> CltState {
@@ -899,6 +912,7 @@ impl Path {
     /// logged with the caller, the reason being there.
     #[track_caller]
     pub(crate) fn error_recovery(self: &Arc<Self>) {
+        self.trace(PathEvent::ErrorRecovery);
         if self.change_state_from_to(CltState::Connected, CltState::Reconnecting) {
             pr_info!(
                 "{}: reconnecting the path ({})\n",
@@ -915,6 +929,7 @@ impl Path {
     /// `rtrs_clt_close_conns()`: closes the path in the background, and
     /// waits for it if `wait`.
     pub(crate) fn close_conns(self: &Arc<Self>, wait: bool) {
+        self.trace(PathEvent::CloseConns);
         if self.change_state(CltState::Closing).0 {
             self.inner.update(|i| i.closes += 1);
             if self.core.wq.queue().enqueue(self.clone()).is_err() {
@@ -1274,6 +1289,7 @@ impl DelayedWorkItem<RECOVERY_WORK> for Path {
 impl DelayedWorkItem<RECONNECT_WORK> for Path {
     /// `rtrs_clt_reconnect_work()`.
     fn run(this: Arc<Self>) {
+        this.trace(PathEvent::ReconnectWork);
         if this.state() != CltState::Reconnecting {
             return;
         }

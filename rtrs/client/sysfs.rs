@@ -33,22 +33,13 @@ use rb::net::SockAddr;
 use rb::sysfs::{attributes, Attribute, Attributes, Class, Device, Kobject, Page, Store};
 use rb_rtrs::addr_bytes_to_sockaddr;
 use rtrs_common::name::NameBuf;
-use rtrs_common::sysfs::{
-    addrs_name, shown, Disconnect, DstAddr, HcaName, HcaPort, PathDirData, SrcAddr,
-};
+use rtrs_common::sysfs::{shown, Disconnect, DstAddr, HcaName, HcaPort, PathDirData, SrcAddr};
 use rtrs_proto::path_sel::MpPolicy;
 use rtrs_proto::reconnect::{parse_max_reconnect_attempts, MAX_MAX_RECONN_ATT, MIN_MAX_RECONN_ATT};
 use rtrs_proto::state::CltState;
 
 /// `/sys/class/rtrs-client`, from module init to module exit.
 pub(crate) static CLASS: Global<Arc<Class>> = Global::new();
-
-/// The `src@dst` name of a path's directory, as `rtrs_addr_to_str()`
-/// prints it.
-fn path_dir_name(path: &Path) -> NameBuf {
-    let (src, dst) = path.addrs();
-    addrs_name(&src.unwrap_or(SockAddr::ipv4([0; 4], 0)), &dst)
-}
 
 /// The data of `/sys/class/rtrs-client/<sessname>/`.
 ///
@@ -233,7 +224,7 @@ impl PathFiles {
     /// Adds `paths/<src@dst>/` and its `stats/` for `path`, and gives them
     /// to the path.
     pub(crate) fn add(paths: &Kobject<()>, path: &Arc<Path>) -> Result {
-        let name = path_dir_name(path);
+        let name = path.dir_name();
         let shown = BStr::from_bytes(name.as_bytes());
         let dir = Kobject::new(
             paths,
