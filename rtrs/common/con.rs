@@ -81,6 +81,11 @@ impl SendQueue {
         self.interval.store(interval, Ordering::Relaxed);
     }
 
+    /// Sends so far (C's `wr_cnt`, for trace events).
+    pub fn wr_cnt(&self) -> u32 {
+        self.wr_cnt.load(Ordering::Relaxed)
+    }
+
     /// The flags of the next send: signalled every `interval`-th time.
     pub fn next_flags(&self) -> SendFlags {
         let n = self.wr_cnt.fetch_add(1, Ordering::Relaxed).wrapping_add(1);

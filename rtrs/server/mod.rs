@@ -26,3 +26,4 @@ pub(crate) mod params;
 pub(crate) mod path;
 pub(crate) mod sess;
 pub(crate) mod sysfs;
+pub(crate) mod trace;

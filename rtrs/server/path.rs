@@ -8,6 +8,7 @@ use super::abi::OpSlots;
 use super::conn::{Con, ConExt, WaitAt};
 use super::sess::Session;
 use super::sysfs::PathFiles;
+use super::trace;
 use core::num::NonZeroU32;
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use kernel::prelude::*;
@@ -349,6 +350,11 @@ impl Path {
 
     pub(crate) fn name(&self) -> NameBuf {
         self.inner.lock().name
+    }
+
+    /// The `dst@src` name of the path's sysfs directory.
+    pub(crate) fn dir_name(&self) -> NameBuf {
+        rtrs_common::sysfs::addrs_name(&self.dst_addr, &self.src_addr)
     }
 
     pub(crate) fn params(&self) -> super::params::Params {
@@ -726,6 +732,25 @@ impl Path {
     /// `send_io_resp_imm()`: an immediate-data answer (WRITE done, or any
     /// error).
     pub(crate) fn send_io_resp_imm(&self, conn: &CmIdRef<Con>, id: u32, errno: i32) -> Result {
+        if trace::send_io_resp_imm_enabled() {
+            if let Some(st) = self.op_state.get(id as usize) {
+                trace::send_io_resp_imm(
+                    if st.read.load(Ordering::Relaxed) {
+                        0
+                    } else {
+                        1
+                    },
+                    st.inval_key().is_some(),
+                    self.params().always_invalidate,
+                    id,
+                    conn.handler().sq.wr_cnt() as i32,
+                    self.signal_interval,
+                    self.state() as i32,
+                    errno,
+                    self.dir_name().as_cstr(),
+                );
+            }
+        }
         self.post_io_rsp(conn, id, errno, None)
     }
 
