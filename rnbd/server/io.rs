@@ -6,16 +6,19 @@
 
 use super::device::Target;
 use super::session::Session;
+use super::trace;
 use super::Handler;
 use rb_block::bio::{self, BioDone, BioOp, BioReq};
 use rb_rtrs_srv::SrvIo;
 use rnbd_proto::msg::{
-    negotiate_version, Close, Io, MsgHdr, MsgType, Open, ReqOp, SessInfo, SessInfoRsp,
+    negotiate_version, Close, Io, MsgHdr, MsgType, Open, ReqOp, SessInfo, SessInfoRsp, NAME_MAX,
+    PROTO_VER_MAJOR,
 };
 
 /// An IO of ours.
 type ClientIo = SrvIo<Handler>;
 use kernel::prelude::*;
+use kernel::str::CStr;
 use kernel::sync::{Arc, ArcBorrow};
 
 /// Handles one message of session `sess`; answers `io` (now or later).
@@ -40,6 +43,7 @@ pub(crate) fn dispatch(sess: ArcBorrow<'_, Session>, mut io: ClientIo, usr: &[u8
         MsgType::Close => {
             // The C server answers a CLOSE with success whatever it finds.
             if let Ok(msg) = Close::decode(usr) {
+                trace::process_msg_close(msg.device_id, sess.name_cstr());
                 sess.close(msg.device_id);
             }
             Ok(())
@@ -61,6 +65,7 @@ fn sess_info(sess: &Session, usr: &[u8], rsp: &mut [u8]) -> Result {
     let msg = SessInfo::decode(usr).map_err(super::errno)?;
     let ver = negotiate_version(msg.ver);
     sess.set_ver(ver);
+    trace::process_msg_sess_info(ver, msg.ver, PROTO_VER_MAJOR, sess.name_cstr());
     SessInfoRsp { ver }.encode(rsp).map_err(super::errno)?;
     Ok(())
 }
@@ -71,6 +76,13 @@ fn open(sess: &Arc<Session>, usr: &[u8], rsp: &mut [u8]) -> Result {
         pr_err!("Session {}: malformed OPEN message\n", sess.name());
         super::errno(e)
     })?;
+    if trace::process_msg_open_enabled() {
+        let mut dev = [0u8; NAME_MAX];
+        let n = msg.dev_name.len().min(NAME_MAX - 1);
+        dev[..n].copy_from_slice(&msg.dev_name[..n]);
+        let dev = CStr::from_bytes_with_nul(&dev[..=n]).unwrap_or(kernel::c_str!(""));
+        trace::process_msg_open(msg.access_mode.to_wire(), sess.name_cstr(), dev);
+    }
     sess.open(&msg, rsp)
 }
 
@@ -96,6 +108,26 @@ fn process_io(sess: &Session, io: ClientIo, usr: &[u8]) {
             return;
         }
     };
+    if trace::process_rdma_enabled() {
+        // C's `id->dir`: RTRS reads for RNBD's reads only.
+        let dir = if msg.rw.to_bio().op == ReqOp::Read {
+            0
+        } else {
+            1
+        };
+        trace::process_rdma(
+            sess.name_cstr(),
+            dir,
+            sess.ver(),
+            msg.device_id,
+            msg.sector,
+            msg.rw.to_wire(),
+            msg.bi_size,
+            msg.prio,
+            io.data_len() as u32,
+            usr.len(),
+        );
+    }
     let Some(target) = sess.start_io(msg.device_id) else {
         pr_err_rl!(
             "Got I/O request on session {} for unknown device id {}\n",

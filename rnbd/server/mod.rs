@@ -30,6 +30,7 @@ pub(crate) mod io;
 pub(crate) mod params;
 pub(crate) mod session;
 pub(crate) mod sysfs;
+pub(crate) mod trace;
 
 /// A pure-protocol error as a kernel errno.
 pub(crate) fn errno(e: rnbd_proto::error::Error) -> Error {

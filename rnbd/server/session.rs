@@ -6,13 +6,14 @@
 
 use super::device::{SessDev, Target};
 use super::sysfs::{sess_dev_files, SessDevFiles};
+use super::trace;
 use super::Handler;
 use super::{params, server};
 use core::sync::atomic::{AtomicU8, Ordering};
 use kernel::alloc::flags::GFP_ATOMIC;
 use kernel::alloc::{KBox, KVec};
 use kernel::prelude::*;
-use kernel::str::BStr;
+use kernel::str::{BStr, CStr};
 use kernel::sync::{Arc, Mutex, SpinLock};
 use rb_block::bdev::{Bdev, BdevFile};
 use rb_rtrs_srv::SessRef;
@@ -79,12 +80,22 @@ impl Session {
             sess.name(),
             sess.queue_depth
         );
+        trace::create_sess(sess.queue_depth, sess.name_cstr());
         Ok(sess)
     }
 
     /// The session name, as the client gave it.
     pub(crate) fn name(&self) -> &BStr {
         BStr::from_bytes(self.name.get(..self.name_len).unwrap_or_default())
+    }
+
+    /// The session name as a C string (for trace events); empty if it
+    /// fills the buffer.
+    pub(crate) fn name_cstr(&self) -> &CStr {
+        self.name
+            .get(..=self.name_len)
+            .and_then(|b| CStr::from_bytes_with_nul(b).ok())
+            .unwrap_or(kernel::c_str!(""))
     }
 
     pub(crate) fn name_bytes(&self) -> &[u8] {
@@ -154,6 +165,7 @@ impl Session {
     /// Closes every device of the session (`destroy_sess`), at its
     /// DISCONNECTED event.
     pub(crate) fn destroy(&self) {
+        trace::destroy_sess(self.queue_depth, self.name_cstr());
         let _ctl = self.ctl.lock();
         loop {
             let next = {
