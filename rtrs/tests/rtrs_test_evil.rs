@@ -102,6 +102,8 @@ const SCENARIOS: &[&str] = &[
     "chunk_in_use",
     "flood_same",
     "flood_new",
+    "zombie",
+    "fences",
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
