@@ -79,9 +79,8 @@ macro_rules! declare_trace {
                     fn [<rb_trace_ $name>]($($arg: <$ty as $crate::trace::TraceArg>::C),*);
                 }
                 // SAFETY: the shim has this signature (the declaration's
-                // contract); it passes plain values, and pointers to strings
-                // that live across the call and that the event only copies,
-                // to `trace_<name>()`, which may run in any context.
+                // contract) and hands plain values and strings that outlive
+                // the call, which the event copies, to `trace_<name>()`.
                 unsafe { [<rb_trace_ $name>]($($crate::trace::TraceArg::to_c($arg)),*) }
             }
 
