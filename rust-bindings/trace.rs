@@ -20,10 +20,14 @@
 
 use kernel::str::CStr;
 
+mod private {
+    pub trait Sealed {}
+}
+
 /// A value that a trace event takes as its C type: integers, `bool`, and
 /// strings as `const char *`, read (copied into the record) only while the
-/// event runs.
-pub trait TraceArg {
+/// event runs. Sealed: only these, whose C types are known, are passed.
+pub trait TraceArg: private::Sealed {
     /// The C type of the shim's parameter.
     type C;
     /// The value as C takes it.
@@ -32,6 +36,7 @@ pub trait TraceArg {
 
 macro_rules! trace_arg_as_is {
     ($($t:ty),*) => {$(
+        impl private::Sealed for $t {}
         impl TraceArg for $t {
             type C = $t;
             #[inline]
@@ -43,6 +48,7 @@ macro_rules! trace_arg_as_is {
 }
 trace_arg_as_is!(bool, u8, u16, u32, u64, i32, i64, usize);
 
+impl private::Sealed for &CStr {}
 impl TraceArg for &CStr {
     type C = *const kernel::ffi::c_char;
     #[inline]
@@ -64,9 +70,13 @@ impl TraceArg for &CStr {
 /// calling `rb_trace_rtrs_clt_close_conns` and
 /// `rb_trace_rtrs_clt_close_conns_enabled` of the module's C file.
 ///
-/// The declaration is the contract: the C shim takes exactly these
-/// parameters, each the [`TraceArg::C`] of the Rust type, in this order, as
-/// an `extern` declaration of any C function must.
+/// The declaration is the contract, as for any `extern` declaration: the C
+/// shim takes exactly these parameters, each the [`TraceArg::C`] of the
+/// Rust type, in this order, and nothing checks it but the review of the
+/// declaration beside its `.c` file (the kernel's own `declare_trace!`
+/// makes the functions `unsafe` for that reason; ours keeps them safe so
+/// that modules which allow no `unsafe` can fire events, and is meant for
+/// declarations kept beside their shims).
 #[macro_export]
 macro_rules! declare_trace {
     ($($(#[$attr:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?);)*) => {$(
