@@ -16,7 +16,7 @@
 //! of a [`Permits`] pool that the session owns and frees only after every
 //! permit is back.
 
-use super::chunks::ChunkPool;
+use super::chunks::{ChunkPool, CloseFence};
 use super::sess::Sess;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicU32, AtomicUsize};
@@ -28,7 +28,7 @@ use rb::ffi;
 use rb::net::SockAddr;
 use rb_rdma::BorrowedSg;
 use rtrs_common::name::NameBuf;
-use rtrs_proto::chunks::{permits_for, words_for, Bitmap, Fence};
+use rtrs_proto::chunks::{permits_for, words_for, Bitmap};
 
 /// A link event for the upper layer (`enum rtrs_clt_link_ev`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -250,13 +250,13 @@ impl Permits {
         &self.chunks
     }
 
-    /// The IO of permit `p` leaves its chunk to `fence` (lifted by
-    /// `deadline_ns` at the latest); the permit holds no chunk until
+    /// The IO of permit `p` leaves its chunk to the close's fence; the
+    /// permit holds no chunk until
     /// [`Permits::move_to`]. False (and nothing changes) if `p` held no
     /// chunk or its chunk was fenced already. Only from the IO's failover.
-    pub(crate) fn move_out(&self, p: PermitId, fence: Fence, deadline_ns: i64) -> bool {
+    pub(crate) fn move_out(&self, p: PermitId, cf: &CloseFence) -> bool {
         let c = self.chunk(p);
-        if c == NO_CHUNK || !self.chunks.fence(c, fence, deadline_ns) {
+        if c == NO_CHUNK || !self.chunks.fence(c, cf) {
             return false;
         }
         self.set_chunk(p, NO_CHUNK);

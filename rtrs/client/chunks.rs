@@ -26,18 +26,45 @@ enum Woken<T> {
     FencesChanged,
 }
 
+/// How many times its first deadline a fence that waits for an answer is
+/// held at most: an answer lost on the way (the server could not send it)
+/// must not hold chunks for ever.
+const HOLD_MAX: i64 = 10;
+
+/// An RTRS 2.1 fence sent for a close and not answered in time: the
+/// server's id of the closed path, the fence's number, and the server's id
+/// of the path it went on, the one its answer comes on.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Awaited {
+    pub(crate) path_id: u16,
+    pub(crate) seq: u16,
+    pub(crate) via: u16,
+}
+
+/// What the chunks of a close's IO are left to: its fence, the time by
+/// which the server must have closed the path by itself, and the RTRS 2.1
+/// fence whose answer may still come.
+#[derive(Clone, Copy)]
+pub(crate) struct CloseFence {
+    pub(crate) fence: Fence,
+    pub(crate) deadline_ns: i64,
+    pub(crate) awaited: Option<Awaited>,
+}
+
 /// A fence that holds chunks.
 #[derive(Clone, Copy)]
 struct FenceEntry {
     fence: Fence,
     since_ns: i64,
     deadline_ns: i64,
-    /// The RTRS 2.1 fence (the server's path id and the fence's number)
-    /// sent for the same close and not answered yet: its answer lifts this
-    /// fence, and while a path to a server that answers fences is up, the
-    /// deadline only postpones the lift (the server is closing the path,
-    /// and may be running its IO still).
-    answer: Option<(u16, u16)>,
+    /// The first deadline's distance from `since_ns`.
+    span_ns: i64,
+    /// The RTRS 2.1 fence sent for the same close, not answered yet: its
+    /// answer lifts this fence, and while it may still come (its path is
+    /// up, and the server answers fences) the deadline postpones the lift,
+    /// `HOLD_MAX` times the first at most: the server is closing the path
+    /// and may be running its IO still.
+    answer: Option<Awaited>,
 }
 
 /// The chunks of a session and the fences holding some of them.
@@ -70,9 +97,9 @@ pub(crate) struct ChunkPool {
     /// Failed-over IOs waiting for a chunk: while there are, new IO takes
     /// none, so that it cannot starve them.
     movers: AtomicU32,
-    /// Connected paths whose server answers fences (RTRS 2.1), counted by
-    /// the session's paths (`Core::answering`: the first paths connect
-    /// before the pool exists).
+    /// Established paths whose server answers fences (RTRS 2.1), until
+    /// their teardown, counted by the session's paths (`Core::answering`:
+    /// the first paths connect before the pool exists).
     answering: Arc<AtomicU32>,
     /// Where takers of a permit or a chunk wait.
     #[pin]
@@ -171,20 +198,22 @@ impl ChunkPool {
         }
     }
 
-    /// Moves chunk `c` from its request to `fence`, which lifts by
-    /// `deadline_ns` at the latest; false if `c` was not in use or already
-    /// fenced.
-    pub(crate) fn fence(&self, c: u32, fence: Fence, deadline_ns: i64) -> bool {
+    /// Moves chunk `c` from its request to the close's fence; false if `c`
+    /// was not in use or already fenced.
+    pub(crate) fn fence(&self, c: u32, cf: &CloseFence) -> bool {
+        let fence = cf.fence;
         let ok = {
             // The tag is set under the lock that `lift` scans under: a
             // chunk is never tagged by a fence that is not registered.
             let mut fences = self.fences.lock();
             if !fences.iter().any(|e| e.fence == fence) {
+                let now = now_ns();
                 let e = FenceEntry {
                     fence,
-                    since_ns: now_ns(),
-                    deadline_ns,
-                    answer: None,
+                    since_ns: now,
+                    deadline_ns: cf.deadline_ns,
+                    span_ns: (cf.deadline_ns - now).max(1_000_000_000),
+                    answer: cf.awaited,
                 };
                 // Room for one fence per chunk was reserved, and a fence
                 // is registered only with a chunk: this never allocates.
@@ -216,15 +245,15 @@ impl ChunkPool {
         (n, (now_ns() - since) / 1_000_000)
     }
 
-    /// `fence` waits for the answer to RTRS 2.1 fence `seq` of the server's
-    /// path `path_id` too; false if `fence` holds no chunk.
-    pub(crate) fn await_answer(&self, fence: Fence, path_id: u16, seq: u16) -> bool {
-        let mut fences = self.fences.lock();
-        let Some(e) = fences.iter_mut().find(|e| e.fence == fence) else {
-            return false;
-        };
-        e.answer = Some((path_id, seq));
-        true
+    /// The path the server knows as `via` went down: the answers of
+    /// fences it carried will not come; their chunk fences lift at their
+    /// deadline. Any context.
+    pub(crate) fn drop_answers_via(&self, via: u16) {
+        for e in self.fences.lock().iter_mut() {
+            if e.answer.is_some_and(|a| a.via == via) {
+                e.answer = None;
+            }
+        }
     }
 
     /// The server answered fence `seq` of its path `path_id`: lifts the
@@ -235,7 +264,10 @@ impl ChunkPool {
             .fences
             .lock()
             .iter()
-            .find(|e| e.answer == Some((path_id, seq)))
+            .find(|e| {
+                e.answer
+                    .is_some_and(|a| a.path_id == path_id && a.seq == seq)
+            })
             .map(|e| e.fence);
         f.map_or(0, |f| self.lift(f).0)
     }
@@ -252,9 +284,8 @@ impl ChunkPool {
                 let answering = self.answering.load(Ordering::Acquire) > 0;
                 let mut found = None;
                 for e in fences.iter_mut().filter(|e| e.deadline_ns <= now) {
-                    if e.answer.is_some() && answering {
-                        let span = e.deadline_ns - e.since_ns;
-                        e.deadline_ns = now + span.max(1_000_000_000);
+                    if e.answer.is_some() && answering && now - e.since_ns < HOLD_MAX * e.span_ns {
+                        e.deadline_ns = now + e.span_ns;
                         pr_warn!(
                             "<{}>: the server has not answered the fence of a path it is closing after {} ms; its chunks stay fenced\n",
                             self.sess,

@@ -6,6 +6,7 @@
 //! reconnect with backoff, heartbeats, close.
 
 use super::abi::{ConType, Confirm, Dir, PermitId, Permits};
+use super::chunks::CloseFence;
 use super::conn::{self, Con, ConExt, CONNECT_TIMEOUT_MS};
 use super::req::ReqSet;
 use super::sess::{failover, Core, Fenced};
@@ -773,17 +774,21 @@ impl Path {
     /// The fence for the chunks of this close, if the server has not
     /// confirmed the close of every connection established: it lifts when
     /// it has, or `FENCE_MS` from now.
-    fn close_fence(&self) -> Option<(Fence, i64)> {
+    fn close_fence(&self) -> Option<CloseFence> {
         let permits = self.core.permits.get()?;
         let deadline = now_ns() + i64::from(FENCE_MS) * 1_000_000;
         let mut inner = self.inner.lock();
         if inner.unconfirmed == 0 {
             return None;
         }
-        let f = *inner
+        let fence = *inner
             .fence
             .get_or_insert_with(|| permits.chunks().new_fence());
-        Some((f, deadline))
+        Some(CloseFence {
+            fence,
+            deadline_ns: deadline,
+            awaited: None,
+        })
     }
 
     /// `rtrs_clt_stop_and_destroy_conns()`: disconnect, fail the IO over,
@@ -810,29 +815,42 @@ impl Path {
         // are fenced, and the IO fails over at once on other chunks.
         if core::mem::replace(&mut set.answering, false) {
             self.core.answering.fetch_sub(1, Ordering::AcqRel);
+            // The answers to fences this path carried will not come.
+            if let Some(permits) = self.core.permits.get() {
+                permits.chunks().drop_answers_via(self.srv().path_id);
+            }
         }
         let mut fence = self.close_fence();
         // RTRS 2.1: the server closes its side on another path's word and
         // answers this path's IO first; then nothing of it lands any more,
         // and the IO fails over on its own chunks. An answer that is late
-        // lifts the chunks' fence when it comes.
-        let mut late = None;
-        if let Some((f, _)) = fence {
+        // lifts the chunks' fence when it comes: the fence knows it from
+        // its first chunk on.
+        let (mut late, mut answered) = (None, false);
+        if let Some(cf) = fence.as_mut() {
+            let f = cf.fence;
             // Only for IO to fail over: a close with none needs no fence.
             if self.inflight.load(Ordering::Relaxed) > 0 {
                 match self.core.fence(self) {
                     Fenced::Answered => {
-                        fence = None;
+                        answered = true;
                         self.inner.update(|i| {
                             if i.fence == Some(f) {
                                 i.fence = None;
                             }
                         });
                     }
-                    Fenced::Pending { path_id, seq } => late = Some((path_id, seq)),
+                    Fenced::Pending(a) => {
+                        cf.awaited = Some(a);
+                        late = Some(a);
+                    }
                     Fenced::NotSent => {}
                 }
             }
+        }
+        if answered {
+            // No chunk is fenced.
+            fence = None;
         }
         let mut moved = 0;
         if let Some(rs) = set.reqset.take() {
@@ -851,24 +869,18 @@ impl Path {
                 FENCE_MS
             );
         }
-        if let Some((path_id, seq)) = late {
-            // Attached before the fence is forgotten: an answer coming
-            // meanwhile is seen by the one or the other.
-            let waits = fence.is_some_and(|(f, _)| {
-                self.core
-                    .permits
-                    .get()
-                    .is_some_and(|p| p.chunks().await_answer(f, path_id, seq))
-            });
-            if self.core.fences.forget(path_id, seq) && waits {
-                if let (Some((f, _)), Some(permits)) = (fence, self.core.permits.get()) {
-                    self.lift(permits, f);
+        if let Some(a) = late {
+            // The chunk fence knew the answer before the fence is forgotten:
+            // an answer that came meanwhile was seen by the one or the other.
+            if self.core.fences.forget(a.path_id, a.seq) {
+                if let (Some(cf), Some(permits)) = (fence, self.core.permits.get()) {
+                    self.lift(permits, cf.fence);
                 }
             }
         }
         // Confirmed while the IO failed over: the confirmation lifted the
         // fence before the last chunks went to it. Lifting again frees them.
-        if let Some((f, _)) = fence {
+        if let Some(CloseFence { fence: f, .. }) = fence {
             let confirmed = self.inner.update(|i| {
                 if i.unconfirmed == 0 {
                     i.fence = None;

@@ -4,6 +4,7 @@
 //! per IO, the link events of the whole session, and the permits.
 
 use super::abi::{Attrs, CltLinkEv, LinkOps, OpenArgs, Permits, Request};
+use super::chunks::{Awaited, CloseFence};
 use super::fence::Fences;
 use super::path::{Path, Submit};
 use super::sysfs::{PathFiles, SessDev};
@@ -24,7 +25,7 @@ use rtrs_common::dev::DevPool;
 use rtrs_common::kerr;
 use rtrs_common::name::NameBuf;
 use rtrs_common::sockaddr::same_addr;
-use rtrs_proto::chunks::{permits_for, Fence};
+use rtrs_proto::chunks::permits_for;
 use rtrs_proto::imm::{imm_bits, MAX_IMM_PAYL_BITS};
 use rtrs_proto::msg::{check_pathname, Uuid, MAX_PATHS_NUM};
 use rtrs_proto::path_sel::{MpPolicy, PathIter, PathSnapshot, PathSource, RrCursor};
@@ -83,8 +84,9 @@ pub(crate) struct Core {
     /// The session's fences (RTRS 2.1).
     #[pin]
     pub(crate) fences: Fences,
-    /// Connected paths whose server answers fences (RTRS 2.1); the chunk
-    /// pool reads it to keep fences whose answer may still come.
+    /// Established paths whose server answers fences (RTRS 2.1), until
+    /// their teardown; the chunk pool reads it to keep fences whose answer
+    /// may still come.
     pub(crate) answering: Arc<AtomicU32>,
 }
 
@@ -96,9 +98,10 @@ pub(crate) enum Fenced {
     /// The server closed the path and answered its IO: no chunk needs a
     /// fence.
     Answered,
-    /// Sent, not answered yet: still registered, for the chunk fence to
-    /// wait for ([`ChunkPool::await_answer`]); the caller forgets it.
-    Pending { path_id: u16, seq: u16 },
+    /// Sent, not answered yet: still registered, so that an answer that
+    /// comes later is seen; the chunk fence waits for it too, and the
+    /// caller forgets it.
+    Pending(Awaited),
     /// No path could take it, or the server does not run 2.1.
     NotSent,
 }
@@ -132,7 +135,11 @@ impl Core {
                     self.fences.forget(path_id, seq);
                     Fenced::Answered
                 } else {
-                    Fenced::Pending { path_id, seq }
+                    Fenced::Pending(Awaited {
+                        path_id,
+                        seq,
+                        via: on.srv().path_id,
+                    })
                 }
             }
             None => Fenced::NotSent,
@@ -558,10 +565,10 @@ pub(crate) fn failover(
     from: &Path,
     mut parts: Submit,
     usr: &[u8],
-    fence: Option<(Fence, i64)>,
+    fence: Option<CloseFence>,
 ) -> bool {
-    if let (Some((f, deadline)), Some(permits)) = (fence, core.permits.get()) {
-        if permits.move_out(parts.permit, f, deadline) {
+    if let (Some(cf), Some(permits)) = (fence, core.permits.get()) {
+        if permits.move_out(parts.permit, &cf) {
             // No chunk needed once no other path is up: the IO fails, and
             // its permit holds none.
             let Some(c) = permits.move_to(parts.permit, || core.other_path_up(from)) else {
