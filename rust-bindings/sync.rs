@@ -290,49 +290,42 @@ impl WaitQueue {
     /// makes it true calls [`WaitQueue::wake_up_all`] after. Process
     /// context.
     pub fn wait_event<T>(&self, mut cond: impl FnMut() -> Option<T>) -> T {
-        if let Some(v) = cond() {
-            return v;
-        }
-        let mut entry = core::mem::MaybeUninit::<ffi::wait_queue_entry>::uninit();
-        // SAFETY: `entry` is writable and stays at this address until after
-        // `finish_wait`.
-        unsafe { ffi::init_wait_entry(entry.as_mut_ptr(), 0) };
         loop {
-            // SAFETY: the queue is initialised (invariant); `entry` was
-            // initialised above and is on the queue until `finish_wait`.
-            // Setting the task state before `cond` runs again pairs with
-            // the waker's barrier (`wq_has_sleeper`): a change made before
-            // the wake-up is seen, or the wake-up finds this task queued.
-            unsafe {
-                ffi::prepare_to_wait_event(
-                    self.raw(),
-                    entry.as_mut_ptr(),
-                    ffi::TASK_UNINTERRUPTIBLE as _,
-                )
-            };
-            if let Some(v) = cond() {
-                // SAFETY: as above; takes `entry` off the queue.
-                unsafe { ffi::finish_wait(self.raw(), entry.as_mut_ptr()) };
+            // `schedule_timeout(MAX_SCHEDULE_TIMEOUT)` is `schedule()`: the
+            // wait ends only with a value.
+            if let Some(v) = self.wait_jiffies(kernel::ffi::c_long::MAX, &mut cond) {
                 return v;
             }
-            // SAFETY: sleeping in process context, with the task queued.
-            unsafe { ffi::schedule() };
         }
     }
 
     /// [`WaitQueue::wait_event`] for at most `ms` milliseconds
     /// (`wait_event_timeout()`): `None` if `cond` gave nothing by then.
-    pub fn wait_event_timeout<T>(&self, ms: u32, mut cond: impl FnMut() -> Option<T>) -> Option<T> {
+    pub fn wait_event_timeout<T>(&self, ms: u32, cond: impl FnMut() -> Option<T>) -> Option<T> {
+        let left = crate::workqueue::msecs_to_jiffies(ms) as kernel::ffi::c_long;
+        self.wait_jiffies(left, cond)
+    }
+
+    /// Sleeps until `cond` gives a value or `left` jiffies have passed
+    /// (`MAX_SCHEDULE_TIMEOUT`, `c_long::MAX`: no bound).
+    fn wait_jiffies<T>(
+        &self,
+        mut left: kernel::ffi::c_long,
+        mut cond: impl FnMut() -> Option<T>,
+    ) -> Option<T> {
         if let Some(v) = cond() {
             return Some(v);
         }
-        let mut left = crate::workqueue::msecs_to_jiffies(ms) as kernel::ffi::c_long;
         let mut entry = core::mem::MaybeUninit::<ffi::wait_queue_entry>::uninit();
         // SAFETY: `entry` is writable and stays at this address until after
         // `finish_wait`.
         unsafe { ffi::init_wait_entry(entry.as_mut_ptr(), 0) };
         let v = loop {
-            // SAFETY: as in `wait_event`.
+            // SAFETY: the queue is initialised (invariant); `entry` was
+            // initialised above and is on the queue until `finish_wait`.
+            // Setting the task state before `cond` runs again pairs with
+            // the waker's barrier (`wq_has_sleeper`): a change made before
+            // the wake-up is seen, or the wake-up finds this task queued.
             unsafe {
                 ffi::prepare_to_wait_event(
                     self.raw(),
@@ -350,7 +343,7 @@ impl WaitQueue {
             // returns the jiffies left.
             left = unsafe { ffi::schedule_timeout(left) };
         };
-        // SAFETY: as in `wait_event`; takes `entry` off the queue.
+        // SAFETY: as above; takes `entry` off the queue.
         unsafe { ffi::finish_wait(self.raw(), entry.as_mut_ptr()) };
         v
     }
