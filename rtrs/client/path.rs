@@ -508,11 +508,13 @@ impl Path {
         })?;
         let max_pages_per_mr =
             max_pages_per_mr(a.page_size_cap, a.max_mr_size, a.max_fast_reg_page_list_len);
-        let old = self.inner.lock().dev.replace(DevInfo {
+        // Allocated before the spinlock is taken, and the old one freed
+        // after it is let go: both may sleep.
+        let info = DevInfo {
             dev: Arc::new(used, GFP_KERNEL)?,
             max_pages_per_mr,
-        });
-        // Outside the spinlock: freeing a PD may sleep.
+        };
+        let old = self.inner.lock().dev.replace(info);
         drop(old);
         Ok(())
     }
