@@ -309,7 +309,17 @@ unsafe extern "C" fn rtrs_srv_resp_rdma(id: *mut ffi::rtrs_srv_op, errno: c_int)
     }
     // SAFETY: an unanswered IO id (function contract).
     match unsafe { op_from_raw::<Path>(id) } {
-        Some((path, idx)) => Path::resp_rdma(&path, idx, errno),
+        Some((path, idx)) => {
+            path.answer_begin();
+            let done = Path::resp_rdma(&path, idx, errno);
+            let raw: *const Path = &*path;
+            drop(path);
+            // SAFETY: the path's other references are let go of by its
+            // close work alone, after it waited for `answer_end`: the
+            // path is alive until that returns.
+            unsafe { (*raw).answer_end() };
+            done
+        }
         None => {
             pr_err!("rtrs_srv_resp_rdma: IO answered twice\n");
             true

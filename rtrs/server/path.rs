@@ -191,6 +191,10 @@ pub(crate) struct Path {
     pub(crate) layout: ChunkLayout,
     pub(crate) ops: OpSlots<Path>,
     op_state: KVec<OpState>,
+    /// Answers of the upper layer under way ([`Path::answer_begin`]): the
+    /// close work waits for none, so that the reference an answer holds,
+    /// in a bio's completion, is never the path's last.
+    answering: AtomicU32,
     /// Send completions are requested every `signal_interval` sends.
     pub(crate) signal_interval: u32,
     #[pin]
@@ -318,6 +322,7 @@ impl Path {
                 layout,
                 ops: OpSlots::new(qd)?,
                 op_state,
+                answering: AtomicU32::new(0),
                 signal_interval: qd.min(SERVICE_CON_QUEUE_DEPTH).max(1),
                 hb <- Hb::new(),
                 inner <- new_waitable!(
@@ -657,6 +662,24 @@ impl Path {
         }
     }
 
+    /// The upper layer's answer to an IO begins: it holds a reference to
+    /// the path, taken from the IO's slot, and may run in interrupt
+    /// context, where dropping the path's last reference (MRs, maybe the
+    /// PD) would sleep. As C's `ids_inuse`.
+    pub(crate) fn answer_begin(&self) {
+        self.answering.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// The answer has let go of its reference: the close work may go on.
+    /// The path may be gone once this returns; nothing touches it after
+    /// the lock is let go of.
+    pub(crate) fn answer_end(&self) {
+        let g = self.inner.lock();
+        self.answering.fetch_sub(1, Ordering::AcqRel);
+        self.inner.notify_all();
+        drop(g);
+    }
+
     /// `rtrs_srv_resp_rdma()`: the upper layer answers IO `id`.
     pub(crate) fn resp_rdma(this: &Arc<Self>, id: u32, status: i32) -> bool {
         Self::answer(this, id, status, WaitAt::Tail)
@@ -988,7 +1011,12 @@ impl WorkItem for Path {
         // Wait for the upper layer to answer every IO it has (`finish`
         // wakes this once the path is no longer connected): until then a
         // request's bio may still read or write its chunk.
-        while !this.inner.wait_for(1000, |_| this.ops.in_flight() == 0) {
+        // Then for the answers to let go of the path, so that its last
+        // reference goes here or after, never in a bio's completion.
+        let answered = |_: &mut PathInner| {
+            this.ops.in_flight() == 0 && this.answering.load(Ordering::Acquire) == 0
+        };
+        while !this.inner.wait_for(1000, answered) {
             pr_info!(
                 "{}: waiting for {} IOs of the upper layer\n",
                 this.name(),
