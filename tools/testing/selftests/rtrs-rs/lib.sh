@@ -93,33 +93,42 @@ wait_for() {
 # The peer channel: the rtrs.peer console port, served by the server's agent
 # (scripts/guest/agent). One request at a time; a lock directory serialises
 # callers from background jobs.
+# _peer_lock <guest>: one request at a time on the channel to <guest>.
 _peer_lock() {
-	local holder
-	while ! mkdir /tmp/peer.lock 2>/dev/null; do
-		holder=$(cat /tmp/peer.lock/pid 2>/dev/null)
+	local holder dir=/tmp/peer-$1.lock
+	while ! mkdir "$dir" 2>/dev/null; do
+		holder=$(cat "$dir/pid" 2>/dev/null)
 		if [ -n "$holder" ] && ! kill -0 "$holder" 2>/dev/null; then
-			rm -rf /tmp/peer.lock
+			rm -rf "$dir"
 			continue
 		fi
 		sleep 0.05
 	done
-	echo $BASHPID >/tmp/peer.lock/pid
+	echo $BASHPID >"$dir/pid"
 }
 
-# on_server [-t <seconds>] <script>: run <script> on the server guest with
-# this library sourced, print its output, return its status. The script is
-# killed after <seconds> (default 120) and then the status is 124; 255 means
-# the server did not answer at all.
-on_server() {
-	local tmo=120 id script line rc=255 verb tag data
+# on_guest [-t <seconds>] <guest> <script>: run <script> on guest <guest>
+# (server, server2, client2, ...: scripts/rtrsvm.py names them) with this
+# library sourced, print its output, return its status. Only the first
+# client, where the tests run, has these channels. The script is killed
+# after <seconds> (default 120) and then the status is 124; 255 means the
+# guest did not answer at all (or there is no such guest).
+on_guest() {
+	local tmo=120 id script line rc=255 verb tag data g port
 	if [ "$1" = -t ]; then
 		tmo=$2
 		shift 2
 	fi
+	g=$1
+	shift
+	port=$(cat "/run/rtrs-peer/$g" 2>/dev/null) || {
+		echo "# on_guest: no channel to $g"
+		return 255
+	}
 	id=$(cat /proc/sys/kernel/random/uuid)
 	script=$(printf '. %s/lib.sh\n%s\n' "$SELFTESTS" "$*" | base64 -w0)
-	_peer_lock
-	exec 7<>"$(cat /run/rtrs-peer-port)"
+	_peer_lock "$g"
+	exec 7<>"$port"
 	printf 'RUN %s %s %s\n' "$id" "$tmo" "$script" >&7
 	while IFS=' ' read -r -t $((tmo + 15)) verb tag data <&7; do
 		[ "$tag" = "$id" ] || continue
@@ -132,17 +141,68 @@ on_server() {
 		esac
 	done
 	exec 7>&-
-	rm -rf /tmp/peer.lock
+	rm -rf "/tmp/peer-$g.lock"
 	return "$rc"
 }
 
-# Soft RoCE on the links of this guest: rxe0 on eth0, rxe1 on eth1, each
-# added once and waited on until its port is ACTIVE.
+# on_server [-t <seconds>] <script>: on_guest of the (first) server.
+on_server() {
+	if [ "$1" = -t ]; then
+		on_guest -t "$2" server "${@:3}"
+	else
+		on_guest server "$@"
+	fi
+}
+
+# The shape of the VMs (rtrs.topo): how many servers and clients, and how
+# many links each client has to each server.
+topo_servers() { cut -d, -f1 /run/rtrs-topo; }
+topo_clients() { cut -d, -f2 /run/rtrs-topo; }
+topo_links() { cut -d, -f3 /run/rtrs-topo; }
+# topo_guests: every guest's name, servers first.
+topo_guests() {
+	local i
+	echo server
+	for ((i = 2; i <= $(topo_servers); i++)); do echo "server$i"; done
+	echo client
+	for ((i = 2; i <= $(topo_clients); i++)); do echo "client$i"; done
+}
+# _topo_index <name>: server3 -> 2, client -> 0.
+_topo_index() { local n=${1#server}; n=${n#client}; echo $((${n:-1} - 1)); }
+# link_ip [-6] <server> <client> <link>: the address of link <link>
+# (0, 1, ...) between <server> and <client> on the side named first
+# (link_ip server client2 0) or, with the names swapped, the client's
+# (link_ip client2 server 0); as scripts/rtrsvm.py's link_addrs.
+link_ip() {
+	local v6= a=$1 b=$2 k=$3 s c p side i
+	[ "$1" = -6 ] && { v6=1; a=$2 b=$3 k=$4; }
+	case $a in server*) s=$a c=$b side=1 ;; *) s=$b c=$a side=2 ;; esac
+	p=$(($(_topo_index "$s") * $(topo_clients) + $(_topo_index "$c")))
+	if [ -n "$v6" ]; then
+		echo "2001:db8:$p:$k::$side"
+	elif [ $p = 0 ] && [ "$k" = 0 ]; then
+		echo "192.0.2.$side"
+	elif [ $p = 0 ] && [ "$k" = 1 ]; then
+		echo "198.51.100.$side"
+	else
+		i=$((p * 4 + k - 2))
+		echo "203.0.113.$((4 * i + side))"
+	fi
+}
+# link_dev <guest> <peer> <link>: the netdev of link <link> toward <peer> on
+# <guest> (NICs go by peer, then link).
+link_dev() { echo "eth$(($(_topo_index "$2") * $(topo_links) + $3))"; }
+
+# Soft RoCE on the links of this guest: rxe<i> on eth<i>, each added once
+# and waited on until its port is ACTIVE.
 rxe_port_active() { rdma link show "$1/1" 2>/dev/null | grep -q "state ACTIVE"; }
+
+# eth_indexes: 0 1 ...: the indexes of this guest's link NICs.
+eth_indexes() { ls /sys/class/net | sed -n 's/^eth\([0-9]*\)$/\1/p' | sort -n | xargs; }
 
 rxe_up_local() {
 	local i
-	for i in 0 1; do
+	for i in $(eth_indexes); do
 		rdma link show "rxe$i/1" >/dev/null 2>&1 ||
 			rdma link add "rxe$i" type rxe netdev "eth$i" || return 1
 		wait_for 30 rxe_port_active "rxe$i" || return 1
@@ -153,7 +213,7 @@ rxe_up_local() {
 # (retransmits, timeouts, sequence errors), as diagnostic lines.
 rxe_counters_local() {
 	local i
-	for i in 0 1; do
+	for i in $(eth_indexes); do
 		echo "rxe$i: $(rdma statistic show link "rxe$i/1" 2>&1 | tr ' ' '\n' |
 			paste - - | awk '$2 ~ /^[0-9]+$/ && $2 != 0 { printf "%s=%s ", $1, $2 }')"
 	done
@@ -427,12 +487,12 @@ try_write() {
 	fi
 }
 
-# host_request "kill server" | "start server" | "link <0|1> <down|up>": asks
-# the runner (scripts/run-tests) to kill the server guest's QEMU, as in a
-# power cut, or to boot it again on the same links and disk (/dev/vda
-# there), or to pull the cable of a link between the guests or plug it in
-# again (both NICs lose their carrier). The runner acts when it reads the
-# line; the test waits on the effect.
+# host_request "kill <guest>" | "start <guest>" | "link <i> <down|up>":
+# asks the runner (scripts/run-tests) to kill a guest's QEMU (server,
+# client2, ...), as in a power cut, or to boot it again on the same links
+# and disk (/dev/vda on a server), or to pull the cable of this guest's link
+# <i> or plug it in again (the NICs at both ends lose their carrier). The
+# runner acts when it reads the line; the test waits on the effect.
 host_request() { echo "# host request: $*"; }
 
 # The server guest answers on link 0: it is up (after a boot, its agent and
