@@ -416,6 +416,33 @@ fio_verify() {
 	return $rc
 }
 
+# Fault injection (Documentation/fault-injection/): failslab and
+# fail_page_alloc. faults_off: neither fails anything, both count sleeping
+# allocations and single pages (for /proc/<pid>/fail-nth too). fault_on
+# <failslab|fail_page_alloc> <module> <interval>: one failure, at the
+# <interval>-th allocation (counting on) made with <module>'s code on the
+# stack. fault_fired <kind>: that failure happened.
+faults_off() {
+	local f d
+	for f in failslab fail_page_alloc; do
+		d=/sys/kernel/debug/$f
+		[ -d $d ] || continue
+		echo 0 >$d/probability && echo 0 >$d/times && echo N >$d/ignore-gfp-wait || return 1
+		[ $f = failslab ] || echo 0 >$d/min-order || return 1
+	done
+}
+fault_on() {
+	local d=/sys/kernel/debug/$1 line base size
+	line=$(grep "^$(echo "$2" | tr - _) " /proc/modules) || return 1
+	size=$(echo "$line" | cut -d' ' -f2)
+	base=$(echo "$line" | grep -o '0x[0-9a-f]*')
+	[ -n "$base" ] && [ "$base" != 0x0000000000000000 ] || return 1
+	faults_off && echo "$base" >$d/require-start &&
+		printf '0x%x\n' $((base + size)) >$d/require-end && echo 32 >$d/stacktrace-depth &&
+		echo 1 >$d/verbose && echo "$3" >$d/interval && echo 1 >$d/times && echo 100 >$d/probability
+}
+fault_fired() { [ "$(cat "/sys/kernel/debug/$1/times")" = 0 ]; }
+
 # fio_loop <tag> <MiB> <dev>: verified fio runs on <dev>, back to back,
 # until /tmp/<tag>-stop exists; run it in the background. Run n writes <MiB>
 # of 4k blocks at QD16 from offset (n % 32) * <MiB> and reads them back.
