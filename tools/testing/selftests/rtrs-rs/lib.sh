@@ -129,7 +129,13 @@ on_guest() {
 	script=$(printf '. %s/lib.sh\n%s\n' "$SELFTESTS" "$*" | base64 -w0)
 	_peer_lock "$g"
 	exec 7<>"$port"
-	printf 'RUN %s %s %s\n' "$id" "$tmo" "$script" >&7
+	# A write blocks while the guest's QEMU is gone: bounded.
+	if ! timeout "$tmo" bash -c 'printf "RUN %s %s %s\n" "$@" >&7' _ "$id" "$tmo" "$script"; then
+		exec 7>&-
+		rm -rf "/tmp/peer-$g.lock"
+		echo "# on_guest: $g does not take the request"
+		return 255
+	fi
 	while IFS=' ' read -r -t $((tmo + 15)) verb tag data <&7; do
 		[ "$tag" = "$id" ] || continue
 		case "$verb" in
@@ -247,6 +253,17 @@ link_silence() {
 	else
 		tc qdisc del dev "$1" root 2>/dev/null
 		true
+	fi
+}
+
+# link_delay <netdev> <ms>|off: this guest delays every packet it sends on
+# <netdev> by <ms> (netem), or stops doing so.
+link_delay() {
+	if [ "$2" = off ]; then
+		tc qdisc del dev "$1" root 2>/dev/null
+		true
+	else
+		tc qdisc replace dev "$1" root netem delay "$2ms"
 	fi
 }
 
@@ -427,19 +444,26 @@ faults_off() {
 	for f in failslab fail_page_alloc; do
 		d=/sys/kernel/debug/$f
 		[ -d $d ] || continue
-		echo 0 >$d/probability && echo 0 >$d/times && echo N >$d/ignore-gfp-wait || return 1
+		# verbose 1: one line per failure, no stack (a call trace fails
+		# the test); no address filter, every call counted.
+		echo 0 >$d/probability && echo 0 >$d/times && echo N >$d/ignore-gfp-wait &&
+			echo 1 >$d/verbose && echo 1 >$d/interval && echo 0 >$d/require-start &&
+			echo 0xffffffffffffffff >$d/require-end || return 1
 		[ $f = failslab ] || echo 0 >$d/min-order || return 1
 	done
 }
 fault_on() {
-	local d=/sys/kernel/debug/$1 line base size
-	line=$(grep "^$(echo "$2" | tr - _) " /proc/modules) || return 1
-	size=$(echo "$line" | cut -d' ' -f2)
-	base=$(echo "$line" | grep -o '0x[0-9a-f]*')
-	[ -n "$base" ] && [ "$base" != 0x0000000000000000 ] || return 1
-	faults_off && echo "$base" >$d/require-start &&
-		printf '0x%x\n' $((base + size)) >$d/require-end && echo 32 >$d/stacktrace-depth &&
-		echo 1 >$d/verbose && echo "$3" >$d/interval && echo 1 >$d/times && echo 100 >$d/probability
+	local d=/sys/kernel/debug/$1 range
+	# The module's text: from its first function to past its last one
+	# (/proc/modules' size would take in freed init sections, and what
+	# was loaded after them).
+	range=$(grep "\[$(echo "$2" | tr - _)\]\$" /proc/kallsyms | awk '$2 ~ /^[tT]$/ {print $1}' |
+		sort | sed -n '1p;$p' | xargs)
+	set -- "$1" "$2" "$3" $range
+	[ $# = 5 ] && [ "$4" != 0000000000000000 ] || return 1
+	faults_off && echo "0x$4" >$d/require-start && printf '0x%x\n' $((0x$5 + 4096)) >$d/require-end &&
+		echo 32 >$d/stacktrace-depth && echo "$3" >$d/interval && echo 1 >$d/times &&
+		echo 100 >$d/probability
 }
 fault_fired() { [ "$(cat "/sys/kernel/debug/$1/times")" = 0 ]; }
 

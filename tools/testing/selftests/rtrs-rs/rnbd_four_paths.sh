@@ -20,22 +20,14 @@ ktap_plan 20
 
 cleanup() {
 	touch /tmp/four-stop
-	wait
+	[ -n "$fio_pid" ] && wait "$fio_pid"
 	for i in 0 1 2 3; do link_delay "eth$i" off; done
 	on_server 'for i in 0 1 2 3; do link_delay eth$i off; done'
 	rnbd_cleanup
 }
+fio_pid=
 trap cleanup EXIT
 
-# link_delay <netdev> <ms>|off: this guest delays what it sends on <netdev>.
-link_delay() {
-	if [ "$2" = off ]; then
-		tc qdisc del dev "$1" root 2>/dev/null
-		true
-	else
-		tc qdisc replace dev "$1" root netem delay "$2ms"
-	fi
-}
 slow_link() { link_delay "eth$1" "$2" && on_server "link_delay eth$1 $2"; }
 srv() { link_ip server client "$1"; }
 clt() { link_ip client server "$1"; }
@@ -123,19 +115,21 @@ check "mpath_policy switched 60 times under IO" switch_policies
 # reader <dir>: reads every file below <dir> until it is gone.
 reader() {
 	while [ -d "$1" ]; do cat "$1"/* "$1"/stats/* >/dev/null 2>&1; done
+	return 0
 }
 remove_add() { # <path index> <with source: 0|1>
 	local p r
 	p=$(pdir "$1")
 	reader "$p" &
 	r=$!
-	echo 1 >"$p/remove_path" && wait_for 30 eval "! test -d $p" && wait $r || return 1
+	echo 1 >"$p/remove_path" && wait_for 30 eval "! test -d $p" || { kill $r; return 1; }
+	wait $r
 	if [ "$2" = 1 ]; then
 		echo "ip:$(clt "$1")@ip:$(srv "$1")" >"$ccls/$sess/add_path"
 	else
 		echo "ip:$(srv "$1")" >"$ccls/$sess/add_path"
 	fi || return 1
-	wait_for 60 eval '[ "$(cat $ccls/$sess/paths/*@ip:$(srv $1)/state)" = connected ]'
+	wait_for 60 eval "[ \"\$(cat $ccls/$sess/paths/*@ip:$(srv "$1")/state)\" = connected ]"
 }
 check "path 3 removed while its files are read, added again without a source" remove_add 3 0
 check "path 1 removed while its files are read, added again with its source" remove_add 1 1

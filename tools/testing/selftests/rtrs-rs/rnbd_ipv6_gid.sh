@@ -70,7 +70,7 @@ for pairing in c:c rnbd:c c:rnbd rnbd:rnbd; do
 	c=$(clt_paths "$sess") s=$(srv_paths "$sess")
 	diag "$name: client paths: $c; server paths: $s"
 	check "$name: the client names the paths ip:%pI6c@ip:%pI6c as C does" \
-		[ "$c" = "ip:$C6_0@ip:$S6_0 ip:$CLIENT_IP1@ip:$SERVER_IP1" ]
+		[ "$c" = "ip:$CLIENT_IP1@ip:$SERVER_IP1 ip:$C6_0@ip:$S6_0" ]
 	first_srv=${first_srv:-$s}
 	check "$name: the server names them as in the first pairing" [ "$s" = "$first_srv" ]
 	check "$name: unmap" unmap

@@ -11,8 +11,8 @@
 #   with verified IO; 0 and 65536 are refused at load, by ours as by C's,
 #   with C's message;
 # - max_chunk_size 8 KiB, 64 KiB and 512 KiB, with always_invalidate Y and
-#   N: the device's largest IO is the chunk, and IO of every size up to it
-#   verifies.
+#   N: the device's largest IO is the chunk less the 4 KiB C keeps for the
+#   header, and IO of every size up to it verifies.
 . "$(dirname "$0")/lib.sh"
 
 sess=devs
@@ -99,10 +99,11 @@ done
 # refused <params>: rtrs-server of <stack> refuses to load with them; its
 # message goes to stdout.
 refused() { # <stack: c|rs> <param>
-	on_server "unload_rnbd_rtrs; kmsg_mark refused
-		if [ $1 = c ]; then modprobe rtrs-server $2; else
-			insmod $MODDIR/rtrs-core.ko && insmod $MODDIR/rtrs-server.ko $2; fi && exit 1
-		! mod_loaded rtrs_server && kmsg_since refused | grep -o 'Invalid sess_queue_depth.*\|RDMA immediate size.*' | head -1"
+	local tag=refused-$1-${2#*=}
+	on_server "unload_rnbd_rtrs; kmsg_mark $tag
+		if [ $1 = c ]; then modprobe rtrs-server $2 2>/dev/null; else
+			insmod $MODDIR/rtrs-core.ko && insmod $MODDIR/rtrs-server.ko $2 2>/dev/null; fi && exit 1
+		! mod_loaded rtrs_server && kmsg_since $tag | grep -o 'Invalid sess_queue_depth.*\|RDMA immediate size.*' | head -1"
 }
 for p in sess_queue_depth=0 sess_queue_depth=65536 sess_queue_depth=65535; do
 	c=$(refused c $p) rs=$(refused rs $p)
@@ -115,9 +116,11 @@ for inv in Y N; do
 	for chunk in 8192 65536 524288; do
 		name="max_chunk_size=$chunk always_invalidate=$inv"
 		kb=0
-		check "$name: the device's largest IO is the chunk ($((chunk / 1024)) KiB)" eval '
+		# The server offers the chunk less a page for the header (C's
+		# max_io_size).
+		check "$name: the device's largest IO is the chunk less 4 KiB" eval '
 			server max_chunk_size=$chunk always_invalidate=$inv && map1 0 &&
-			kb=$(cat /sys/block/rnbd0/queue/max_hw_sectors_kb) && [ "$kb" = $((chunk / 1024)) ]'
+			kb=$(cat /sys/block/rnbd0/queue/max_hw_sectors_kb) && [ "$kb" = $((chunk / 1024 - 4)) ]'
 		diag "$name: max_hw_sectors_kb $kb"
 		check "$name: verified IO of 512 B to ${kb} KiB" eval '
 			fio_verify /dev/rnbd0 --rw=randrw --bsrange=512-${kb}k --blockalign=512 --iodepth=8 --size=8M &&

@@ -8,8 +8,8 @@
 # dies: the array degrades and the IO goes on, verified. The client then
 # fills the degraded array with a pattern, server2 boots again (what its
 # disk completed before the kill is still there), the client's session to
-# it comes back by itself, and its device is added to the array again and
-# resynced. Then the first server's leg is failed and removed: every block
+# it comes back by itself, and its device, wiped, is added to the array
+# again and resynced (no bitmap: all of it). Then the first server's leg is failed and removed: every block
 # of the array now comes from server2's disk, and the pattern verifies.
 # Our stack on all three machines.
 #
@@ -93,7 +93,8 @@ check "server2 boots again and serves its disk" \
 check "the client's session to server2 reconnects by itself" wait_for 180 eval '
 	[ "$(cat $ccls/r1-server2/paths/*/state 2>/dev/null | grep -c ^connected)" = 2 ]'
 check "server2's device goes back into the array" eval '
-	mdadm /dev/md0 --remove failed >/dev/null 2>&1; mdadm /dev/md0 --add /dev/rnbd1 >/dev/null'
+	mdadm /dev/md0 --remove failed >/dev/null 2>&1; mdadm --zero-superblock /dev/rnbd1 &&
+	mdadm /dev/md0 --add /dev/rnbd1 >/dev/null'
 t0=$SECONDS
 check "the array resyncs" wait_for 600 eval '[ "$(md_legs)" = UU ] && ! grep -q recovery /proc/mdstat'
 diag "resynced in $((SECONDS - t0)) s"
