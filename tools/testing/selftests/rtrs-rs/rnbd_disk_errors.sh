@@ -43,11 +43,13 @@ errors() {
 	fio --name=e --filename=/dev/rnbd0 --ioengine=psync --direct=1 --rw="$1" --bs=4k --size=3M \
 		--continue_on_error=io 2>&1 | sed -n 's/^ *errors *: *//p'
 }
-# The client's log lines about failed IO since the mark, with the device
-# name and numbers that differ between runs taken out.
+# The client's log lines about failed IO since the mark, with what differs
+# between runs and builds taken out: the device's number, sectors, and C's
+# source line in its message prefix ("rnbd_client L390: ").
 io_log() {
 	kmsg_since "$1" | sed -n 's/^\[[ 0-9.]*\] //p' | grep -iE 'I/O|IO |err' |
-		grep -v 'rtrs-rs: mark\|callbacks suppressed' | sed -E 's/rnbd[0-9]+/rnbdN/g; s/sector [0-9]+/sector S/g' | sort -u
+		grep -v 'rtrs-rs: mark\|callbacks suppressed' |
+		sed -E 's/^(rnbd_client) L[0-9]+: /\1: /; s/rnbd[0-9]+,/rnbdN,/g; s/sector [0-9]+/sector S/g' | sort -u
 }
 
 rxe_up || bail "rxe did not come up"
