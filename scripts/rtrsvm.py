@@ -33,6 +33,7 @@ Guests run under TCG: ``-enable-kvm`` hangs these machines' guests.
 """
 
 import base64
+import ipaddress
 import os
 import random
 import select
@@ -367,7 +368,8 @@ def link_addrs(pair, link):
         if i >= 64:
             raise ValueError(f"pair {pair}, link {link}: past 203.0.113.0/24")
         s4, c4 = f"203.0.113.{4 * i + 1}/30", f"203.0.113.{4 * i + 2}/30"
-    return s4, c4, f"2001:db8:{pair}:{link}::1/64", f"2001:db8:{pair}:{link}::2/64"
+    v6 = [f"{ipaddress.IPv6Address(f'2001:db8:{pair:x}:{link:x}::{h}')}/64" for h in (1, 2)]
+    return s4, c4, v6[0], v6[1]
 
 
 class Topology:

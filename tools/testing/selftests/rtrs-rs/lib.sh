@@ -185,7 +185,12 @@ link_ip() {
 	case $a in server*) s=$a c=$b side=1 ;; *) s=$b c=$a side=2 ;; esac
 	p=$(($(_topo_index "$s") * $(topo_clients) + $(_topo_index "$c")))
 	if [ -n "$v6" ]; then
-		echo "2001:db8:$p:$k::$side"
+		# As the kernel writes it (%pI6c): the longest run of zeros is ::.
+		if [ "$k" = 0 ]; then
+			[ $p = 0 ] && echo "2001:db8::$side" || echo "2001:db8:$(printf %x $p)::$side"
+		else
+			echo "2001:db8:$(printf %x $p):$(printf %x "$k")::$side"
+		fi
 	elif [ $p = 0 ] && [ "$k" = 0 ]; then
 		echo "192.0.2.$side"
 	elif [ $p = 0 ] && [ "$k" = 1 ]; then
