@@ -114,7 +114,7 @@ _peer_lock() {
 # after <seconds> (default 120) and then the status is 124; 255 means the
 # guest did not answer at all (or there is no such guest).
 on_guest() {
-	local tmo=120 id script line rc=255 verb tag data g port
+	local tmo=120 id script line rc=255 verb tag data g port wpid kpid wst
 	if [ "$1" = -t ]; then
 		tmo=$2
 		shift 2
@@ -129,8 +129,17 @@ on_guest() {
 	script=$(printf '. %s/lib.sh\n%s\n' "$SELFTESTS" "$*" | base64 -w0)
 	_peer_lock "$g"
 	exec 7<>"$port"
-	# A write blocks while the guest's QEMU is gone: bounded.
-	if ! timeout "$tmo" bash -c 'printf "RUN %s %s %s\n" "$@" >&7' _ "$id" "$tmo" "$script"; then
+	# A write blocks while the guest's QEMU is gone: bounded, by a killer
+	# that does not hold the port open (the port opens only once at a
+	# time, and busybox's timeout leaves a watcher that would).
+	(printf 'RUN %s %s %s\n' "$id" "$tmo" "$script" >&7) &
+	wpid=$!
+	(sleep "$tmo"; kill $wpid 2>/dev/null) 7>&- &
+	kpid=$!
+	wait $wpid
+	wst=$?
+	kill $kpid 2>/dev/null
+	if [ $wst != 0 ]; then
 		exec 7>&-
 		rm -rf "/tmp/peer-$g.lock"
 		echo "# on_guest: $g does not take the request"
