@@ -128,14 +128,17 @@ on_guest() {
 	id=$(cat /proc/sys/kernel/random/uuid)
 	script=$(printf '. %s/lib.sh\n%s\n' "$SELFTESTS" "$*" | base64 -w0)
 	_peer_lock "$g"
+	# A write blocks while the guest's QEMU is gone: it is bounded by a
+	# killer forked before the port opens, so that it never holds the
+	# port (which opens once at a time; busybox's timeout would leave a
+	# watcher holding it). Nothing else forks while the port is open
+	# but what is waited for.
+	(sleep "$tmo"; kill "$(cat "/tmp/peer-$g.lock/wpid" 2>/dev/null)" 2>/dev/null) &
+	kpid=$!
 	exec 7<>"$port"
-	# A write blocks while the guest's QEMU is gone: bounded, by a killer
-	# that does not hold the port open (the port opens only once at a
-	# time, and busybox's timeout leaves a watcher that would).
 	(printf 'RUN %s %s %s\n' "$id" "$tmo" "$script" >&7) &
 	wpid=$!
-	(sleep "$tmo"; kill $wpid 2>/dev/null) 7>&- &
-	kpid=$!
+	echo $wpid >"/tmp/peer-$g.lock/wpid"
 	wait $wpid
 	wst=$?
 	kill $kpid 2>/dev/null
