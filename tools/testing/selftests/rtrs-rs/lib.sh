@@ -133,7 +133,13 @@ on_guest() {
 	# port (which opens once at a time; busybox's timeout would leave a
 	# watcher holding it). Nothing else forks while the port is open
 	# but what is waited for.
-	(sleep "$tmo"; kill "$(cat "/tmp/peer-$g.lock/wpid" 2>/dev/null)" 2>/dev/null) &
+	(
+		sleep "$tmo" &
+		s=$!
+		trap 'kill $s; exit 0' TERM
+		wait $s
+		kill "$(cat "/tmp/peer-$g.lock/wpid" 2>/dev/null)" 2>/dev/null
+	) &
 	kpid=$!
 	exec 7<>"$port"
 	(printf 'RUN %s %s %s\n' "$id" "$tmo" "$script" >&7) &
