@@ -75,7 +75,7 @@ for pairing in c:c rnbd:c c:rnbd rnbd:rnbd; do
 	check "$name: exactly the 256 writes of the bad MiB fail, with EIO" \
 		eval '[ "${e%%,*}" = "total=256" ] && echo "$e" | grep -q "first_error=5/"'
 	check "$name: what is written past the bad MiB reads back" eval '
-		dd if=/dev/urandom of=/tmp/diskerr.pat bs=1M count=1 2>/dev/null &&
+		test -b /dev/rnbd0 && dd if=/dev/urandom of=/tmp/diskerr.pat bs=1M count=1 2>/dev/null &&
 		dd if=/tmp/diskerr.pat of=/dev/rnbd0 bs=1M seek=2 oflag=direct 2>/dev/null &&
 		cmp <(dd if=/dev/rnbd0 bs=1M skip=2 count=1 iflag=direct 2>/dev/null) /tmp/diskerr.pat'
 	check "$name: the sound disk verifies IO meanwhile" \
