@@ -43,6 +43,7 @@ reset_stats() { local i; for i in 0 1 2 3; do echo 1 >"$(pdir $i)/stats/reset_al
 # each path, in percent, goes to shares[].
 read_load() {
 	local i total=0
+	test -b /dev/rnbd0 || return 1
 	reset_stats
 	fio --name=r --filename=/dev/rnbd0 --ioengine=libaio --direct=1 --rw=randread --bs=4k \
 		--iodepth=16 --number_ios=3000 --size=64M >/dev/null 2>&1 || return 1

@@ -71,7 +71,11 @@ sample_busy &
 # fio16: a verified job of 4k random writes at QD8 on each device, at once.
 fio16() {
 	local i out rc args=()
-	for i in $(seq 0 15); do args+=(--name="d$i" --filename="/dev/rnbd$i"); done
+	for i in $(seq 0 15); do
+		# fio would write a regular file where a device is missing.
+		test -b "/dev/rnbd$i" || return 1
+		args+=(--name="d$i" --filename="/dev/rnbd$i")
+	done
 	out=$(timeout 600 fio --ioengine=libaio --direct=1 --rw=randwrite --bs=4k --iodepth=8 --size=4M \
 		--verify=crc32c --verify_fatal=1 --do_verify=1 --group_reporting "${args[@]}" 2>&1)
 	rc=$?

@@ -33,7 +33,7 @@ sq_psn() {
 pinned() {
 	local cpu i before after d best bestd ok=0 q
 	read -ra q <<<"$(qpns | xargs)"
-	[ ${#q[@]} = 9 ] || return 1
+	[ ${#q[@]} = 9 ] && test -b /dev/rnbd0 || return 1
 	for ((cpu = 0; cpu < 8; cpu++)); do
 		before=()
 		for i in "${!q[@]}"; do before[$i]=$(sq_psn "${q[$i]}"); done
