@@ -71,7 +71,7 @@ for pairing in c:c rnbd:c c:rnbd rnbd:rnbd; do
 		# C's server compares a new path's address with the session's
 		# others without looking at the family (sockaddr_cmp()): an IPv4
 		# path beside an IPv6 one is "the same address", and refused.
-		kmsg_mark "mixed-$pairing"
+		on_server "kmsg_mark mixed-$pairing"
 		check "$name: C's server refuses a session of IPv6 and IPv4 paths, nothing is left" eval '
 			! map_verify "$sess" "ip:$C6_0@ip:$S6_0" "ip:$SERVER_IP1" &&
 			on_server "kmsg_since mixed-$pairing | grep -q \"Path with same addr exists\"" &&
