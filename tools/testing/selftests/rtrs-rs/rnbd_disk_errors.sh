@@ -22,13 +22,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The server's bad disk: 1 GiB, its second MiB an error target.
+# The server's bad disk: 1 GiB, its second MiB an error target. No udev in
+# the guests: dmsetup makes the node itself.
 bad_disk() {
 	local n=2097152
 	on_server "unload_rnbd_rtrs; dmsetup remove bad 2>/dev/null; rmmod null_blk 2>/dev/null
 		modprobe null_blk nr_devices=2 gb=1 memory_backed=1 && modprobe dm-mod &&
 		printf '0 2048 linear /dev/nullb0 0\n2048 2048 error\n4096 $((n - 4096)) linear /dev/nullb0 4096\n' |
-			dmsetup create bad"
+			dmsetup create --noudevsync bad && dmsetup mknodes bad && test -b /dev/mapper/bad"
 }
 unmap_all() {
 	local d
