@@ -46,11 +46,11 @@ errors() {
 }
 # The client's log lines about failed IO since the mark, with what differs
 # between runs and builds taken out: the device's number, sectors, and C's
-# source line in its message prefix ("rnbd_client L390: ").
+# source line in its message prefixes ("rnbd_client L390: ").
 io_log() {
 	kmsg_since "$1" | sed -n 's/^\[[ 0-9.]*\] //p' | grep -iE 'I/O|IO |err' |
 		grep -v 'rtrs-rs: mark\|callbacks suppressed' |
-		sed -E 's/^(rnbd_client) L[0-9]+: /\1: /; s/rnbd[0-9]+,/rnbdN,/g; s/sector [0-9]+/sector S/g' | sort -u
+		sed -E 's/^(rnbd_client|rtrs_client) L[0-9]+: /\1: /; s/rnbd[0-9]+,/rnbdN,/g; s/sector [0-9]+/sector S/g' | sort -u
 }
 
 rxe_up || bail "rxe did not come up"
