@@ -501,6 +501,15 @@ fio_loop() {
 	local tag=$1 mib=$2 dev=$3 n=0 out rc
 	rm -f "/tmp/$tag-stop" "/tmp/$tag-fails" "/tmp/$tag-runs" "/tmp/$tag-max" "/tmp/$tag-ios"
 	while [ ! -e "/tmp/$tag-stop" ]; do
+		# A missing /dev node would make fio write a regular file there
+		# and pass: a run without the device is a failed run.
+		if ! [ -b "$dev" ]; then
+			echo "run $n: $dev is not a block device" >>"/tmp/$tag-fails"
+			n=$((n + 1))
+			echo $n >"/tmp/$tag-runs"
+			sleep 1
+			continue
+		fi
 		out=$(fio --name="$tag" --filename="$dev" --ioengine=libaio --direct=1 \
 			--rw=randwrite --bs=4k --iodepth=16 --size="${mib}M" --offset=$((n % 32 * mib))M \
 			--verify=crc32c --verify_fatal=1 --do_verify=1 --output-format=terse 2>&1)
