@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# timeout=2400
+# timeout=1200
 # topology=servers=1 clients=3 links=2 smp=1
 # One server and three client machines, each client with two links to the
 # server: client and client2 run our rnbd on our rtrs, client3 C's. Each
@@ -12,16 +12,18 @@
 # connected. The server lists exactly the live sessions throughout; it
 # notices the dead client within its heartbeat window and frees its session
 # and its device, and client3, booted again, maps the same device. The
-# server runs our stack, then C's.
+# server runs our stack (soak/rnbd_many_clients.sh: ours, then C's).
 #
-# Knob, from the environment (scripts/run-tests --env): IO_SECONDS, how
-# long the IO runs after the faults (20).
+# Knobs, from the environment (scripts/run-tests --env): IO_SECONDS, how
+# long the IO runs after the faults (10); SERVER_STACKS, the server's
+# stacks in turn ("rnbd"; "rnbd c" for ours, then C's).
 . "$(dirname "$0")/lib.sh"
 
-IO_SECONDS=${IO_SECONDS:-20}
+IO_SECONDS=${IO_SECONDS:-10}
+read -ra server_stacks <<<"${SERVER_STACKS:-rnbd}"
 clients=(client client2 client3)
 stacks=(rnbd rnbd c)
-ktap_plan 24
+ktap_plan $((12 * ${#server_stacks[@]}))
 
 # at <client> <script>: <script> on that client guest (the tests run in
 # the first), with this library sourced; killed after AT_TIMEOUT seconds
@@ -119,7 +121,7 @@ for g in client2 client3; do
 		bail "$g cannot reach the server"
 done
 
-for srv in rnbd c; do
+for srv in "${server_stacks[@]}"; do
 	diag "--- server stack: $srv"
 	on_server "modprobe null_blk nr_devices=3 gb=1 memory_backed=1 && srv_stack_load $srv" ||
 		bail "server: cannot load $srv"
