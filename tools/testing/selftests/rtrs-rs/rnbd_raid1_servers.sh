@@ -35,10 +35,15 @@ serve() {
 	on_guest "$1" "rxe_up_local && _stack_load server rnbd"
 }
 # map <server> <device index>: its vda over both of its links, as
-# /dev/rnbd<i>, in session r1-<server>.
+# /dev/rnbd<i>, in session r1-<server>. The server answers on both links
+# first: a first connection right after a boot may time out otherwise
+# (lib.sh's rxe_up).
 map() {
 	local s=$1 line="sessname=r1-$1" k
-	for k in 0 1; do line="$line path=ip:$(link_ip client "$s" $k)@ip:$(link_ip "$s" client $k)"; done
+	for k in 0 1; do
+		wait_for 30 ping -c 1 -W 1 "$(link_ip "$s" client $k)" >/dev/null || return 1
+		line="$line path=ip:$(link_ip client "$s" $k)@ip:$(link_ip "$s" client $k)"
+	done
 	echo "$line device_path=/dev/vda" >$ctl/map_device && wait_for 60 test -b "/dev/rnbd$2"
 }
 # The array's state in /proc/mdstat: [UU] both legs, [U_] or [_U] one.
