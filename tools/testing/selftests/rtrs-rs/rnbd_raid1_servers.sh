@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# timeout=2400
+# timeout=1200
 # topology=servers=2 clients=1 links=2 smp=1
 # Redundancy across storage servers, the way operators build it: the
 # client mirrors two RNBD devices, one from each server (its disk
-# /dev/vda, 256 MiB), with md RAID1. Under verified IO, server2's machine
+# /dev/vda, 256 MiB; the array uses the first ARRAY_MIB of each), with md
+# RAID1. Under verified IO, server2's machine
 # dies: the array degrades and the IO goes on, verified. The client then
 # fills the degraded array with a pattern, server2 boots again (what its
 # disk completed before the kill is still there), the client's session to
@@ -13,11 +14,15 @@
 # of the array now comes from server2's disk, and the pattern verifies.
 # Our stack on all three machines.
 #
-# Knob, from the environment (scripts/run-tests --env): IO_SECONDS, how
-# long the verified IO runs around the kill (60).
+# Knobs, from the environment (scripts/run-tests --env): IO_SECONDS, how
+# long the verified IO runs around the kill (40); ARRAY_MIB, how much of
+# each disk the array uses (64; 0 for all of it, as soak/
+# rnbd_raid1_servers.sh runs it): the pattern, the resync and the read back
+# each move the whole array over the links.
 . "$(dirname "$0")/lib.sh"
 
-IO_SECONDS=${IO_SECONDS:-60}
+IO_SECONDS=${IO_SECONDS:-40}
+ARRAY_MIB=${ARRAY_MIB:-64}
 ctl=/sys/class/rnbd-client/ctl
 ccls=/sys/class/rtrs-client
 ktap_plan 14
@@ -72,7 +77,7 @@ clt_stack_load rnbd && modprobe raid1 || bail "cannot load our client or raid1"
 check "each server's disk mapped over its two links" eval 'map server 0 && map server2 1'
 check "md RAID1 over the two" eval '
 	mdadm --create /dev/md0 --run --level=1 --raid-devices=2 --assume-clean --metadata=1.2 \
-		/dev/rnbd0 /dev/rnbd1 >/dev/null 2>&1 && wait_for 30 test -b /dev/md0 && [ "$(md_legs)" = UU ]'
+		$([ "$ARRAY_MIB" = 0 ] || echo "--size=${ARRAY_MIB}M") /dev/rnbd0 /dev/rnbd1 >/dev/null 2>&1 && wait_for 30 test -b /dev/md0 && [ "$(md_legs)" = UU ]'
 
 rm -f /tmp/r1-fio.rc
 (
