@@ -40,9 +40,11 @@ connected_all() {
 reads() { awk '{print $1}' "$(pdir "$1")/stats/rdma"; }
 reset_stats() { local i; for i in 0 1 2 3; do echo 1 >"$(pdir $i)/stats/reset_all"; done; }
 # read_load: 4k random reads at QD16, 3000 of them; then the share of
-# each path, in percent, goes to shares[].
+# each path, in percent, goes to shares[] (emptied first: a failed load
+# leaves nothing for a check to judge).
 read_load() {
 	local i total=0
+	shares=()
 	test -b /dev/rnbd0 || return 1
 	reset_stats
 	fio --name=r --filename=/dev/rnbd0 --ioengine=libaio --direct=1 --rw=randread --bs=4k \
@@ -77,15 +79,14 @@ policies() { # <client stack>
 	who=$([ "$st" = c ] && echo "C's client" || echo "our client")
 	clt_stack_load "$st" || bail "$who: cannot load"
 	check "$who: mapped over four paths" map4
-	policy round-robin && read_load
-	check "$who, round-robin: each path carries 15 to 35 % of the reads" shares_between 15 35
-	policy min-inflight && slow_link 1 20 && read_load
-	check "$who, min-inflight: the path of the slow link gets fewer reads than each other path" least 1
+	check "$who, round-robin: each path carries 15 to 35 % of the reads" \
+		eval 'policy round-robin && read_load && shares_between 15 35'
+	check "$who, min-inflight: the path of the slow link gets fewer reads than each other path" \
+		eval 'policy min-inflight && slow_link 1 20 && read_load && least 1'
 	slow_link 1 off
 	# The heartbeats measure each path's latency, every few seconds.
-	policy min-latency && slow_link 2 20 && sleep 15 && read_load
 	check "$who, min-latency: the path of the slow link gets at most 2 % of the reads" \
-		[ "${shares[2]}" -le 2 ]
+		eval 'policy min-latency && slow_link 2 20 && sleep 15 && read_load && [ "${shares[2]}" -le 2 ]'
 	slow_link 2 off
 	check "$who: unmap" unmap
 }
