@@ -17,11 +17,11 @@
 # to find where it runs (make soak boots with it on).
 #
 # Knob, from the environment (scripts/run-tests --env): ROUNDS, rounds per
-# module and kind of fault (2; soak/rtrs_fault_alloc.sh runs 40), and the
+# module and kind of fault (1; soak/rtrs_fault_alloc.sh runs 40), and the
 # fail-nth maps are ROUNDS * 8 points spread over a map's allocations.
 . "$(dirname "$0")/lib.sh"
 
-ROUNDS=${ROUNDS:-2}
+ROUNDS=${ROUNDS:-1}
 sess=fault
 ctl=/sys/class/rnbd-client/ctl
 ccls=/sys/class/rtrs-client
