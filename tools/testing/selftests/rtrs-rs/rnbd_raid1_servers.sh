@@ -15,13 +15,14 @@
 # Our stack on all three machines.
 #
 # Knobs, from the environment (scripts/run-tests --env): IO_SECONDS, how
-# long the verified IO runs around the kill (40); ARRAY_MIB, how much of
+# long the verified IO runs around the kill (60: the kill comes after 10 s,
+# and the paths notice a dead server within 1 to 35 s); ARRAY_MIB, how much of
 # each disk the array uses (64; 0 for all of it, as soak/
 # rnbd_raid1_servers.sh runs it): the pattern, the resync and the read back
 # each move the whole array over the links.
 . "$(dirname "$0")/lib.sh"
 
-IO_SECONDS=${IO_SECONDS:-40}
+IO_SECONDS=${IO_SECONDS:-60}
 ARRAY_MIB=${ARRAY_MIB:-64}
 ctl=/sys/class/rnbd-client/ctl
 ccls=/sys/class/rtrs-client
