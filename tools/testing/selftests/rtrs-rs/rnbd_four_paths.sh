@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# timeout=1500
+# timeout=900
 # topology=servers=1 clients=1 links=4
 # A session of four paths over four links, our client against our server,
 # and C's client against it as the control. Each multipath policy chooses

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# timeout=1800
+# timeout=900
 # The shapes of a session, our stack on both sides, C's where it is the
 # control:
 # - sixteen devices in one session of queue depth 16, verified IO on all of

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# timeout=2400
+# timeout=900
 # Allocations that fail, our stack on both sides (rnbd over rtrs, two
 # paths). The kernel's fault injection (Documentation/fault-injection/):
 # - map_device written with /proc/self/fail-nth set to 1, 2, 3, ...: the

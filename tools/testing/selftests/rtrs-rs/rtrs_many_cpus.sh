@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# timeout=1500
+# timeout=900
 # topology=servers=1 clients=1 links=2 smp=1 client_smp=8
 # A client of 8 vCPUs, our client and C's (the control) against our
 # server, a device mapped over one path: the path has 9 connections, the
