@@ -88,10 +88,11 @@ fio_ok() {
 		[ "$(cat /tmp/mc-runs 2>/dev/null || echo 0)" -gt 0 ] &&
 		! { test -s /tmp/mc-fails && sed "s/^/# /" /tmp/mc-fails; }'
 }
-# reconnects <i>: the sum of stats/reconnects of client <i>'s paths.
+# reconnects <i>: the reconnects of client <i>'s paths, successful and
+# failed (stats/reconnects), summed.
 reconnects() {
 	at "${clients[$1]}" "cat /sys/class/rtrs-client/$(sess "${clients[$1]}")/paths/*/stats/reconnects |
-		awk '{s += \$1} END {print s}'"
+		awk '{s += \$1 + \$2} END {print s}'"
 }
 # The server's sessions, sorted, on one line.
 srv_sessions() { on_server 'ls /sys/class/rtrs-server 2>/dev/null | sort | xargs'; }
@@ -151,8 +152,8 @@ for srv in "${server_stacks[@]}"; do
 	sleep "$IO_SECONDS"
 	check "server $srv: fio of client and client2 ran on throughout, every run verified" \
 		eval 'fio_running 0 && fio_running 1 && fio_ok 0 && fio_ok 1'
-	check "server $srv: client's paths never left connected" \
-		eval '[ "$(reconnects 0)" = "$r0" ]'
+	check "server $srv: client's paths never left connected" eval '[ "$(reconnects 0)" = "$r0" ] &&
+		[ "$(cat /sys/class/rtrs-client/$(sess client)/paths/*/state | grep -c ^connected)" = 2 ]'
 	host_request start client3
 	check "server $srv: client3, booted again, maps the same device and verifies IO" eval '
 		wait_for 300 eval "AT_TIMEOUT=5 at client3 true" && map 2 &&
