@@ -91,6 +91,7 @@ sweep_nth() {
 # knows them as "Unknown error 512", "Unknown error 524"), nor with nothing.
 errnos_only() {
 	local o
+	[ ${#outcomes[@]} -gt 0 ] || return 1
 	for o in "${!outcomes[@]}"; do
 		case $o in
 		"Unknown error "*) return 1 ;;
