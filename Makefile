@@ -6,7 +6,8 @@
 #                 test kernel once; both are cached)
 #   make run      boot a client and a server VM, map a remote disk, do IO
 #   make check    host unit tests, then the selftests in the VM pair
-#   make soak     the long fault tests (server crash, path flaps, map churn)
+#   make soak     the long fault tests (server crash, path flaps, map churn,
+#                 failed allocations, three clients, RAID1 over two servers)
 #   make bench    Rust vs C RNBD vs NVMe-oF vs raw verbs, in bench/results/
 #   make help     everything else
 #

@@ -1,29 +1,39 @@
-"""The rtrs-rs VM pair: a server and a client guest linked by QEMU.
+"""The rtrs-rs test VMs: server and client guests linked by QEMU.
 
-Each guest has two virtio NICs, one per RDMA link, each joined to the other
-guest's by a QEMU ``socket`` netdev on 127.0.0.1 (no slirp, no tap: nothing
-reaches the host's network):
+The usual shape is a pair (``Pair``): one server, one client, two links.
+``Topology`` makes bigger ones: S servers and C clients, every client linked
+to every server by L links. Each link is a pair of virtio NICs joined by a
+QEMU ``socket`` netdev on 127.0.0.1 (no slirp, no tap: nothing reaches the
+host's network). Link k of the first server and the first client:
 
-    link 0: server 192.0.2.1     <-> client 192.0.2.2
-    link 1: server 198.51.100.1  <-> client 198.51.100.2
+    link 0: server 192.0.2.1/24     <-> client 192.0.2.2/24
+    link 1: server 198.51.100.1/24  <-> client 198.51.100.2/24
 
-and two virtio console ports served by scripts/guest/agent:
+every other link a /30 of 203.0.113.0/24 (``link_addrs``), and each link
+also carries 2001:db8:<pair>:<link>::1 and ::2 (/64). A guest's NICs are
+numbered by its peers in order (clients for a server, servers for a client),
+L each: on a server of three clients, eth2 and eth3 lead to the second.
 
-    rtrs.ctl   host <-> guest, a unix socket this module talks to
-    rtrs.peer  client guest <-> server guest, for tests that drive both sides
+The first client (``client``) runs the tests: it has a virtio console port
+``rtrs.to.<name>`` to every other guest, served there by scripts/guest/agent
+on the guest's ``rtrs.peer`` port (lib.sh's on_guest, on_server), and each
+guest has ``rtrs.ctl``, the host's channel to it.
 
-The client's QEMU listens on the link and peer sockets and the server's
-connects: a listening QEMU accepts a new connection when the old one ends, so
-the server guest can be killed and booted again (``kill_server``,
-``start_server``) while the client guest runs on, as a crashed storage server
-would be. The server has a disk, /dev/vda, backed by ``<workdir>/server.disk``,
-which outlives its QEMU: what it completed before a kill is there after.
+A QEMU that listens on a socket accepts a new connection when the old one
+ends, so the side that connects can be killed and booted again
+(``kill_guest``, ``start_guest``) while the other runs on, as a crashed
+machine would be: the first client listens on all of its sockets, a server
+listens on the links of the other clients. So any server linked only to the
+first client, and any other client, can be restarted. Servers have a disk,
+/dev/vda, backed by ``<workdir>/<name>.disk``, which outlives its QEMU: what
+it completed before a kill is there after.
 
 The serial console of each guest is appended to ``<workdir>/<name>.console``.
 Guests run under TCG: ``-enable-kvm`` hangs these machines' guests.
 """
 
 import base64
+import ipaddress
 import os
 import random
 import select
@@ -33,7 +43,11 @@ import socket
 import subprocess
 import time
 
+# The addresses of the first two links between the first server and the
+# first client (what lib.sh calls SERVER_IP0, CLIENT_IP0, ...).
 LINKS = [("192.0.2.1", "192.0.2.2"), ("198.51.100.1", "198.51.100.2")]
+# Links per server-client pair the address plan has room for.
+MAX_LINKS = 4
 BOOT_TIMEOUT = 180
 SERVER_DISK_BYTES = 256 << 20
 # The debug profile's kernel (KASAN, lockdep, kmemleak) boots far slower.
@@ -136,49 +150,76 @@ class Agent:
             self.sock = None
 
 
+class Nic:
+    """One end of a link: the guest's virtio NIC and its QEMU netdev."""
+
+    def __init__(self, netdev, mac, v4, v6):
+        self.netdev = netdev    # "listen=127.0.0.1:<port>" or "connect=..."
+        self.mac = mac
+        self.v4 = v4            # address/prefix
+        self.v6 = v6
+        self.peer = None        # (guest name, NIC index) of the other end
+
+
 class Guest:
-    def __init__(self, name, link_ips, workdir):
+    def __init__(self, name, workdir, smp=2, mem=2048, disk=False):
         self.name = name
-        self.link_ips = link_ips
         self.workdir = workdir
+        self.smp = smp
+        self.mem = mem
+        self.disk = os.path.join(workdir, f"{name}.disk") if disk else None
+        self.nics = []
+        # (port name, chardev options without id) of its rtrs.to.* and
+        # rtrs.peer console ports.
+        self.ports = []
         self.console = os.path.join(workdir, f"{name}.console")
         self.ctl_path = os.path.join(workdir, f"{name}.ctl")
         self.qmp_path = os.path.join(workdir, f"{name}.qmp")
         self.proc = None
         self.agent = Agent(self.ctl_path, self)
 
-    def start(self, kernel, initrd, netdevs, peer_chardev, smp, mem, append="", disk=None):
+    @property
+    def link_ips(self):
+        return [n.v4.split("/")[0] for n in self.nics]
+
+    def listening(self):
+        """The TCP ports and unix sockets this guest's QEMU listens on."""
+        tcp = [int(n.netdev.rsplit(":", 1)[1]) for n in self.nics if n.netdev.startswith("listen=")]
+        unix = [c.split("path=", 1)[1].split(",")[0] for _, c in self.ports if "server=on" in c]
+        return tcp, unix
+
+    def start(self, kernel, initrd, append=""):
         for p in (self.ctl_path, self.qmp_path):
             if os.path.exists(p):
                 os.unlink(p)
+        cmdline = (f"console=ttyS0 panic=-1 rtrs.role={self.name} "
+                   f"rtrs.ip={','.join(n.v4 for n in self.nics)} "
+                   f"rtrs.ip6={','.join(n.v6 for n in self.nics)} {append}")
         cmd = [
             "qemu-system-x86_64",
             "-name", f"rtrs-{self.name}",
             "-accel", "tcg,thread=multi", "-cpu", "max",
-            "-smp", str(smp), "-m", str(mem),
+            "-smp", str(self.smp), "-m", str(self.mem),
             "-nodefaults", "-display", "none", "-no-reboot", "-monitor", "none",
             "-qmp", f"unix:{self.qmp_path},server=on,wait=off",
             "-kernel", kernel, "-initrd", initrd,
-            "-append",
-            f"console=ttyS0 panic=-1 rtrs.role={self.name} "
-            f"rtrs.ip={','.join(self.link_ips)} {append}".strip(),
+            "-append", cmdline.strip(),
             "-chardev", f"file,id=con,path={self.console},append=on",
             "-serial", "chardev:con",
             "-device", "virtio-rng-pci,addr=0x3",
             "-device", "virtio-serial-pci,addr=0x4",
             "-chardev", f"socket,id=ctl,path={self.ctl_path},server=on,wait=off",
             "-device", "virtserialport,chardev=ctl,name=rtrs.ctl",
-            "-chardev", peer_chardev,
-            "-device", "virtserialport,chardev=peer,name=rtrs.peer",
         ]
-        if disk:
-            cmd += ["-drive", f"file={disk},if=virtio,format=raw"]
-        for i, nd in enumerate(netdevs):
-            host = 1 if self.name == "server" else 2
-            cmd += ["-netdev", f"socket,id=l{i},{nd}",
+        for i, (name, chardev) in enumerate(self.ports):
+            cmd += ["-chardev", f"socket,id=p{i},{chardev}",
+                    "-device", f"virtserialport,chardev=p{i},name={name}"]
+        if self.disk:
+            cmd += ["-drive", f"file={self.disk},if=virtio,format=raw"]
+        for i, nic in enumerate(self.nics):
+            cmd += ["-netdev", f"socket,id=l{i},{nic.netdev}",
                     "-device",
-                    f"virtio-net-pci,id=nic{i},netdev=l{i},addr={0x10 + i:#x},"
-                    f"mac=52:54:00:12:{i:02x}:{host:02x}"]
+                    f"virtio-net-pci,id=nic{i},netdev=l{i},addr={0x10 + i:#x},mac={nic.mac}"]
         log = open(os.path.join(self.workdir, f"{self.name}.qemu.log"), "w")
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log,
                                      stderr=subprocess.STDOUT, start_new_session=True)
@@ -314,21 +355,42 @@ def _set_nodelay(pid, ports):
     return n
 
 
-class Pair:
-    """The server and client guests, booted together.
+def link_addrs(pair, link):
+    """The addresses, with their prefix lengths, of link <link> between the
+    server and the client of pair <pair> (``Topology.pairs``' index): (server
+    IPv4, client IPv4, server IPv6, client IPv6)."""
+    if not 0 <= link < MAX_LINKS:
+        raise ValueError(f"link {link}: at most {MAX_LINKS} links per pair")
+    if pair == 0 and link < len(LINKS):
+        s4, c4 = (f"{a}/24" for a in LINKS[link])
+    else:
+        i = pair * MAX_LINKS + link - len(LINKS)
+        if i >= 64:
+            raise ValueError(f"pair {pair}, link {link}: past 203.0.113.0/24")
+        s4, c4 = f"203.0.113.{4 * i + 1}/30", f"203.0.113.{4 * i + 2}/30"
+    v6 = [f"{ipaddress.IPv6Address(f'2001:db8:{pair:x}:{link:x}::{h}')}/64" for h in (1, 2)]
+    return s4, c4, v6[0], v6[1]
 
-    With ``nodelay``, the links' TCP connections have Nagle's algorithm off
-    on both sides (see ``_set_nodelay``): what scripts/bench and
-    scripts/io-count measure with. The selftests run on the links as QEMU
-    makes them."""
 
-    def __init__(self, kernel, initrd, workdir, smp=2, mem=2048, append="", nodelay=False):
+class Topology:
+    """S server and C client guests, every client linked to every server by
+    L links (see the module's description), booted together.
+
+    Guests are named server, server2, ... and client, client2, ...; the
+    first client runs the tests. ``client_smp`` gives the clients another
+    vCPU count than ``smp``. With ``nodelay``, the links' TCP connections
+    have Nagle's algorithm off on both sides (see ``_set_nodelay``): what
+    scripts/bench and scripts/io-count measure with. The selftests run on
+    the links as QEMU makes them."""
+
+    def __init__(self, kernel, initrd, workdir, servers=1, clients=1, links=2, smp=2,
+                 mem=2048, append="", nodelay=False, client_smp=None):
+        if servers < 1 or clients < 1 or not 1 <= links <= MAX_LINKS:
+            raise ValueError(f"{servers} servers, {clients} clients, {links} links")
         self.nodelay = nodelay
         self.kernel = kernel
         self.initrd = initrd
         self.workdir = workdir
-        self.smp = smp
-        self.mem = mem
         self.boot_timeout = BOOT_TIMEOUT
         if debug_kernel(kernel):
             # KASAN and lockdep under TCG: ACPICA's 30 s loop timeout ends
@@ -337,35 +399,83 @@ class Pair:
             # Legacy routing (acpi=noirq) does without the method.
             append = f"acpi=noirq {append}".strip()
             self.boot_timeout = DEBUG_BOOT_TIMEOUT
-        self.append = append
-        self.server = Guest("server", [a for a, _ in LINKS], workdir)
-        self.client = Guest("client", [b for _, b in LINKS], workdir)
+        self.shape = (servers, clients, links)
+        self.append = f"rtrs.topo={servers},{clients},{links} {append}".strip()
+        number = lambda base, n: [base] + [f"{base}{i}" for i in range(2, n + 1)]  # noqa: E731
+        self.server_names = number("server", servers)
+        self.client_names = number("client", clients)
+        self.by_name = {}
+        for n in self.server_names:
+            self.by_name[n] = Guest(n, workdir, smp, mem, disk=True)
+        for n in self.client_names:
+            self.by_name[n] = Guest(n, workdir, client_smp or smp, mem)
+        self.pairs = [(s, c) for s in self.server_names for c in self.client_names]
         self.boots = 0
 
     @property
     def guests(self):
-        return (self.server, self.client)
+        """Servers first, then clients."""
+        return tuple(self.by_name[n] for n in self.server_names + self.client_names)
+
+    @property
+    def server(self):
+        return self.by_name["server"]
+
+    @property
+    def client(self):
+        """The guest the tests run in."""
+        return self.by_name["client"]
+
+    def _wire(self):
+        """Fresh ports for every link and peer channel, and each guest's
+        NICs: ordered by peer, then link (a server's by client, a client's
+        by server); the first client listens on all of its sockets, a server
+        on the links of the other clients."""
+        _, _, links = self.shape
+        number = {n: i + 1 for i, n in enumerate(self.server_names + self.client_names)}
+        ports = {(p, k): _free_port() for p in range(len(self.pairs)) for k in range(links)}
+
+        def ends(name):
+            if name in self.server_names:
+                return [(self.pairs.index((name, c)), c) for c in self.client_names]
+            return [(self.pairs.index((s, name)), s) for s in self.server_names]
+
+        for g in self.by_name.values():
+            g.nics, g.ports = [], []
+            for p, other in ends(g.name):
+                s, c = self.pairs[p]
+                listener = c if c == "client" else s
+                mode = "listen" if g.name == listener else "connect"
+                for k in range(links):
+                    s4, c4, s6, c6 = link_addrs(p, k)
+                    v4, v6 = (s4, s6) if g.name == s else (c4, c6)
+                    nic = Nic(f"{mode}=127.0.0.1:{ports[p, k]}",
+                              f"52:54:00:12:{len(g.nics):02x}:{number[g.name]:02x}", v4, v6)
+                    # The other end's index: its NICs go by peer in the
+                    # same way.
+                    j = [q for q, _ in ends(other)].index(p) * links + k
+                    nic.peer = (other, j)
+                    g.nics.append(nic)
+        for name, g in self.by_name.items():
+            if name == "client":
+                continue
+            sock = os.path.join(self.workdir, f"peer-{name}.sock")
+            if os.path.exists(sock):
+                os.unlink(sock)
+            self.client.ports.append((f"rtrs.to.{name}", f"path={sock},server=on,wait=off"))
+            g.ports.append(("rtrs.peer", f"path={sock}"))
 
     def start(self):
         self.boots += 1
-        self.peer = os.path.join(self.workdir, "peer.sock")
-        if os.path.exists(self.peer):
-            os.unlink(self.peer)
-        self.ports = [_free_port() for _ in LINKS]
-        self.disk = os.path.join(self.workdir, "server.disk")
-        with open(self.disk, "wb") as f:
-            f.truncate(SERVER_DISK_BYTES)
-        self.client.start(self.kernel, self.initrd,
-                          [f"listen=127.0.0.1:{p}" for p in self.ports],
-                          f"socket,id=peer,path={self.peer},server=on,wait=off",
-                          self.smp, self.mem, self.append)
-        deadline = time.monotonic() + 30
-        while not (all(_listening(p) for p in self.ports) and os.path.exists(self.peer)):
-            self.client.check_alive()
-            if time.monotonic() > deadline:
-                raise GuestDied("client: QEMU did not open its link sockets")
-            time.sleep(0.1)
-        self._start_server()
+        self._wire()
+        for g in self.by_name.values():
+            if g.disk:
+                with open(g.disk, "wb") as f:
+                    f.truncate(SERVER_DISK_BYTES)
+        # Listeners first: the first client, then the servers, then the
+        # other clients.
+        for name in ["client"] + self.server_names + self.client_names[1:]:
+            self._start_guest(name)
         deadline = time.monotonic() + self.boot_timeout
         for g in self.guests:
             g.agent.connect(deadline)
@@ -373,40 +483,65 @@ class Pair:
             g.agent.wait_ready(deadline)
         self._links_nodelay()
 
-    def _start_server(self):
-        self.server.start(self.kernel, self.initrd,
-                          [f"connect=127.0.0.1:{p}" for p in self.ports],
-                          f"socket,id=peer,path={self.peer}",
-                          self.smp, self.mem, self.append, disk=self.disk)
+    def _start_guest(self, name):
+        g = self.by_name[name]
+        g.start(self.kernel, self.initrd, self.append)
+        tcp, unix = g.listening()
+        deadline = time.monotonic() + 30
+        while not (all(_listening(p) for p in tcp) and all(os.path.exists(u) for u in unix)):
+            g.check_alive()
+            if time.monotonic() > deadline:
+                raise GuestDied(f"{name}: QEMU did not open its sockets")
+            time.sleep(0.1)
 
-    def set_link(self, link, up):
-        """The cable of <link> between the guests pulled (up=False) or
-        plugged in again: both NICs lose or regain their carrier."""
-        for g in self.guests:
-            g.set_link(link, up)
+    def restartable(self, name):
+        """Whether guest <name> only connects, so can be booted again alone."""
+        tcp, unix = self.by_name[name].listening()
+        return not tcp and not unix
 
-    def kill_server(self):
-        """Kill the server's QEMU; the client guest runs on."""
-        self.server.kill()
+    def kill_guest(self, name):
+        """Kill the QEMU of guest <name>; the others run on."""
+        self.by_name[name].kill()
 
-    def start_server(self):
-        """Boot the server guest again, on the same links and disk, and wait
+    def start_guest(self, name):
+        """Boot guest <name> again, on the same links and disk, and wait
         until its agent answers."""
-        self.server.kill()
-        self._start_server()
+        if not self.restartable(name):
+            raise GuestDied(f"{name}: listens for other guests, cannot be booted alone")
+        g = self.by_name[name]
+        g.kill()
+        self._start_guest(name)
         deadline = time.monotonic() + self.boot_timeout
-        self.server.agent.connect(deadline)
-        self.server.agent.wait_ready(deadline)
+        g.agent.connect(deadline)
+        g.agent.wait_ready(deadline)
         self._links_nodelay()
 
+    def kill_server(self):
+        self.kill_guest("server")
+
+    def start_server(self):
+        self.start_guest("server")
+
+    def set_link(self, link, up, guest="client"):
+        """The cable of NIC <link> of <guest> (the first client's, unless
+        told) pulled (up=False) or plugged in again: the NICs at both ends
+        lose or regain their carrier."""
+        g = self.by_name[guest]
+        other, k = g.nics[link].peer
+        g.set_link(link, up)
+        self.by_name[other].set_link(k, up)
+
     def _links_nodelay(self):
-        """The server's QEMU has connected its links (its guest is up):
-        Nagle off on the client QEMU's ends of them too."""
+        """Every guest has connected its links: Nagle off on the listening
+        QEMUs' ends of them too."""
         if not self.nodelay:
             return
-        n = _set_nodelay(self.client.proc.pid, set(self.ports))
-        if n != len(self.ports):
-            raise RuntimeError(f"TCP_NODELAY set on {n} of the {len(self.ports)} links")
+        for g in self.guests:
+            tcp, _ = g.listening()
+            if tcp:
+                n = _set_nodelay(g.proc.pid, set(tcp))
+                if n != len(tcp):
+                    raise RuntimeError(f"{g.name}: TCP_NODELAY set on {n} of its {len(tcp)} links")
 
     def stop(self):
         for g in reversed(self.guests):
@@ -415,6 +550,14 @@ class Pair:
     def restart(self):
         self.stop()
         self.start()
+
+
+class Pair(Topology):
+    """One server and one client over two links: the usual shape."""
+
+    def __init__(self, kernel, initrd, workdir, smp=2, mem=2048, append="", nodelay=False):
+        super().__init__(kernel, initrd, workdir, smp=smp, mem=mem, append=append,
+                         nodelay=nodelay)
 
 
 def build_initrd(kdir, modules_dir, selftests_dir, extra_files, workdir, cache):

@@ -219,21 +219,43 @@ pub const DEFAULT_MAX_CHUNK_SIZE: u32 = 128 << 10;
 /// Default `sess_queue_depth` of the server module.
 pub const DEFAULT_SESS_QUEUE_DEPTH: u32 = 512;
 
-/// The server's module parameter checks (`check_module_params()`):
-/// `sess_queue_depth` in `1..=65535`, `max_chunk_size` a power of two of
-/// at least [`MIN_CHUNK_SIZE`], and both fitting the IMM payload; each
-/// failure is [`Error::Inval`].
-pub fn check_chunk_params(sess_queue_depth: i32, max_chunk_size: i32) -> Result<(), Error> {
-    let depth = u32::try_from(sess_queue_depth).map_err(|_| Error::Inval)?;
-    let chunk = u32::try_from(max_chunk_size).map_err(|_| Error::Inval)?;
-    if !(1..=MAX_SESS_QUEUE_DEPTH).contains(&depth) {
-        return Err(Error::Inval);
+/// Which of the server's module parameter checks failed; each is
+/// `EINVAL` ([`BadChunkParams::errno`]) with its own message in C.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BadChunkParams {
+    /// `sess_queue_depth` outside `1..=MAX_SESS_QUEUE_DEPTH`.
+    QueueDepth,
+    /// `max_chunk_size` below [`MIN_CHUNK_SIZE`] or not a power of two.
+    ChunkSize,
+    /// Both fine alone, but a chunk id and an offset in the chunk do not
+    /// fit the [`MAX_IMM_PAYL_BITS`] of an IMM together.
+    ImmBits,
+}
+
+impl BadChunkParams {
+    /// The errno of every failed check: `EINVAL`.
+    pub const fn errno(self) -> Error {
+        Error::Inval
     }
-    if chunk < MIN_CHUNK_SIZE || !chunk.is_power_of_two() {
-        return Err(Error::Inval);
-    }
+}
+
+/// The server's module parameter checks (`check_module_params()`), in C's
+/// order: `sess_queue_depth` in `1..=65535`, `max_chunk_size` a power of
+/// two of at least [`MIN_CHUNK_SIZE`], and both fitting the IMM payload.
+pub fn check_chunk_params(
+    sess_queue_depth: i32,
+    max_chunk_size: i32,
+) -> Result<(), BadChunkParams> {
+    let depth = u32::try_from(sess_queue_depth)
+        .ok()
+        .filter(|d| (1..=MAX_SESS_QUEUE_DEPTH).contains(d))
+        .ok_or(BadChunkParams::QueueDepth)?;
+    let chunk = u32::try_from(max_chunk_size)
+        .ok()
+        .filter(|c| *c >= MIN_CHUNK_SIZE && c.is_power_of_two())
+        .ok_or(BadChunkParams::ChunkSize)?;
     if !imm_fits(depth, chunk) {
-        return Err(Error::Inval);
+        return Err(BadChunkParams::ImmBits);
     }
     Ok(())
 }
@@ -522,17 +544,21 @@ mod tests {
             ),
             Ok(())
         );
-        assert_eq!(check_chunk_params(0, 131072), Err(Error::Inval));
-        assert_eq!(check_chunk_params(-1, 131072), Err(Error::Inval));
-        assert_eq!(check_chunk_params(65536, 8192), Err(Error::Inval));
-        assert_eq!(check_chunk_params(65535, 4096), Err(Error::Inval));
-        assert_eq!(check_chunk_params(512, 8192 + 4096), Err(Error::Inval));
-        assert_eq!(check_chunk_params(512, -8192), Err(Error::Inval));
+        use BadChunkParams::*;
+        assert_eq!(check_chunk_params(0, 131072), Err(QueueDepth));
+        assert_eq!(check_chunk_params(-1, 131072), Err(QueueDepth));
+        assert_eq!(check_chunk_params(65536, 8192), Err(QueueDepth));
+        // C checks the depth first.
+        assert_eq!(check_chunk_params(0, 4096), Err(QueueDepth));
+        assert_eq!(check_chunk_params(65535, 4096), Err(ChunkSize));
+        assert_eq!(check_chunk_params(512, 8192 + 4096), Err(ChunkSize));
+        assert_eq!(check_chunk_params(512, -8192), Err(ChunkSize));
         // 16 bits of chunk id leave 12 for the offset: 8 KiB does not fit.
-        assert_eq!(check_chunk_params(65535, 8192), Err(Error::Inval));
+        assert_eq!(check_chunk_params(65535, 8192), Err(ImmBits));
         assert_eq!(check_chunk_params(32768, 8192), Ok(()));
         assert_eq!(check_chunk_params(1, 1 << 28), Ok(()));
-        assert_eq!(check_chunk_params(2, 1 << 28), Err(Error::Inval));
+        assert_eq!(check_chunk_params(2, 1 << 28), Err(ImmBits));
+        assert_eq!(ImmBits.errno(), Error::Inval);
     }
 
     #[test]

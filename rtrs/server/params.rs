@@ -7,7 +7,8 @@
 use kernel::prelude::*;
 use rb::param::{module_param, BoolParam, IntParam};
 use rtrs_common::kerr;
-use rtrs_proto::imm;
+use rtrs_proto::imm::{self, BadChunkParams};
+use rtrs_proto::msg::{MAX_SESS_QUEUE_DEPTH, MIN_CHUNK_SIZE};
 
 module_param! {
     /// `always_invalidate`.
@@ -71,13 +72,34 @@ impl Params {
         }
     }
 
-    /// `check_module_params()`: EINVAL, with the C's message, if unusable.
+    /// `check_module_params()`: EINVAL, with C's two messages (which check
+    /// failed, then that the load failed), if unusable.
     pub(crate) fn check(&self) -> Result {
-        imm::check_chunk_params(self.queue_depth as i32, self.max_chunk_size as i32).map_err(|e| {
+        // The values as the user gave them: C prints them signed.
+        let (depth, chunk) = (SESS_QUEUE_DEPTH.value(), MAX_CHUNK_SIZE.value());
+        imm::check_chunk_params(depth, chunk).map_err(|bad| {
+            match bad {
+                BadChunkParams::QueueDepth => pr_err!(
+                    "Invalid sess_queue_depth value {}, has to be >= {}, <= {}.\n",
+                    depth,
+                    1,
+                    MAX_SESS_QUEUE_DEPTH
+                ),
+                BadChunkParams::ChunkSize => pr_err!(
+                    "Invalid max_chunk_size value {}, has to be >= {} and should be power of two.\n",
+                    chunk,
+                    MIN_CHUNK_SIZE
+                ),
+                BadChunkParams::ImmBits => pr_err!(
+                    "RDMA immediate size ({}b) not enough to encode {} buffers of size {}B. Reduce 'sess_queue_depth' or 'max_chunk_size' parameters.\n",
+                    imm::MAX_IMM_PAYL_BITS,
+                    depth,
+                    chunk
+                ),
+            }
+            let e = bad.errno();
             pr_err!(
-                "Failed to load module, invalid module parameters (sess_queue_depth {}, max_chunk_size {}), err: {}\n",
-                self.queue_depth,
-                self.max_chunk_size,
+                "Failed to load module, invalid module parameters, err: {}\n",
                 e.to_errno()
             );
             kerr(e)

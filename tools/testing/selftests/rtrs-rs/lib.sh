@@ -93,34 +93,67 @@ wait_for() {
 # The peer channel: the rtrs.peer console port, served by the server's agent
 # (scripts/guest/agent). One request at a time; a lock directory serialises
 # callers from background jobs.
+# _peer_lock <guest>: one request at a time on the channel to <guest>.
 _peer_lock() {
-	local holder
-	while ! mkdir /tmp/peer.lock 2>/dev/null; do
-		holder=$(cat /tmp/peer.lock/pid 2>/dev/null)
+	local holder dir=/tmp/peer-$1.lock
+	while ! mkdir "$dir" 2>/dev/null; do
+		holder=$(cat "$dir/pid" 2>/dev/null)
 		if [ -n "$holder" ] && ! kill -0 "$holder" 2>/dev/null; then
-			rm -rf /tmp/peer.lock
+			rm -rf "$dir"
 			continue
 		fi
 		sleep 0.05
 	done
-	echo $BASHPID >/tmp/peer.lock/pid
+	echo $BASHPID >"$dir/pid"
 }
 
-# on_server [-t <seconds>] <script>: run <script> on the server guest with
-# this library sourced, print its output, return its status. The script is
-# killed after <seconds> (default 120) and then the status is 124; 255 means
-# the server did not answer at all.
-on_server() {
-	local tmo=120 id script line rc=255 verb tag data
+# on_guest [-t <seconds>] <guest> <script>: run <script> on guest <guest>
+# (server, server2, client2, ...: scripts/rtrsvm.py names them) with this
+# library sourced, print its output, return its status. Only the first
+# client, where the tests run, has these channels. The script is killed
+# after <seconds> (default 120) and then the status is 124; 255 means the
+# guest did not answer at all (or there is no such guest).
+on_guest() {
+	local tmo=120 id script line rc=255 verb tag data g port wpid kpid wst
 	if [ "$1" = -t ]; then
 		tmo=$2
 		shift 2
 	fi
+	g=$1
+	shift
+	port=$(cat "/run/rtrs-peer/$g" 2>/dev/null) || {
+		echo "# on_guest: no channel to $g"
+		return 255
+	}
 	id=$(cat /proc/sys/kernel/random/uuid)
 	script=$(printf '. %s/lib.sh\n%s\n' "$SELFTESTS" "$*" | base64 -w0)
-	_peer_lock
-	exec 7<>"$(cat /run/rtrs-peer-port)"
-	printf 'RUN %s %s %s\n' "$id" "$tmo" "$script" >&7
+	_peer_lock "$g"
+	# A write blocks while the guest's QEMU is gone: it is bounded by a
+	# killer forked before the port opens, so that it never holds the
+	# port (which opens once at a time; busybox's timeout would leave a
+	# watcher holding it). Nothing else forks while the port is open
+	# but what is waited for.
+	(
+		sleep "$tmo" &
+		s=$!
+		trap 'kill $s; exit 0' TERM
+		wait $s
+		kill "$(cat "/tmp/peer-$g.lock/wpid" 2>/dev/null)" 2>/dev/null
+	) &
+	kpid=$!
+	exec 7<>"$port"
+	(printf 'RUN %s %s %s\n' "$id" "$tmo" "$script" >&7) &
+	wpid=$!
+	echo $wpid >"/tmp/peer-$g.lock/wpid"
+	wait $wpid
+	wst=$?
+	kill $kpid 2>/dev/null
+	if [ $wst != 0 ]; then
+		exec 7>&-
+		rm -rf "/tmp/peer-$g.lock"
+		echo "# on_guest: $g does not take the request"
+		return 255
+	fi
 	while IFS=' ' read -r -t $((tmo + 15)) verb tag data <&7; do
 		[ "$tag" = "$id" ] || continue
 		case "$verb" in
@@ -132,17 +165,73 @@ on_server() {
 		esac
 	done
 	exec 7>&-
-	rm -rf /tmp/peer.lock
+	rm -rf "/tmp/peer-$g.lock"
 	return "$rc"
 }
 
-# Soft RoCE on the links of this guest: rxe0 on eth0, rxe1 on eth1, each
-# added once and waited on until its port is ACTIVE.
+# on_server [-t <seconds>] <script>: on_guest of the (first) server.
+on_server() {
+	if [ "$1" = -t ]; then
+		on_guest -t "$2" server "${@:3}"
+	else
+		on_guest server "$@"
+	fi
+}
+
+# The shape of the VMs (rtrs.topo): how many servers and clients, and how
+# many links each client has to each server.
+topo_servers() { cut -d, -f1 /run/rtrs-topo; }
+topo_clients() { cut -d, -f2 /run/rtrs-topo; }
+topo_links() { cut -d, -f3 /run/rtrs-topo; }
+# topo_guests: every guest's name, servers first.
+topo_guests() {
+	local i
+	echo server
+	for ((i = 2; i <= $(topo_servers); i++)); do echo "server$i"; done
+	echo client
+	for ((i = 2; i <= $(topo_clients); i++)); do echo "client$i"; done
+}
+# _topo_index <name>: server3 -> 2, client -> 0.
+_topo_index() { local n=${1#server}; n=${n#client}; echo $((${n:-1} - 1)); }
+# link_ip [-6] <server> <client> <link>: the address of link <link>
+# (0, 1, ...) between <server> and <client> on the side named first
+# (link_ip server client2 0) or, with the names swapped, the client's
+# (link_ip client2 server 0); as scripts/rtrsvm.py's link_addrs.
+link_ip() {
+	local v6= a=$1 b=$2 k=$3 s c p side i
+	[ "$1" = -6 ] && { v6=1; a=$2 b=$3 k=$4; }
+	case $a in server*) s=$a c=$b side=1 ;; *) s=$b c=$a side=2 ;; esac
+	p=$(($(_topo_index "$s") * $(topo_clients) + $(_topo_index "$c")))
+	if [ -n "$v6" ]; then
+		# As the kernel writes it (%pI6c): the longest run of zeros is ::.
+		if [ "$k" = 0 ]; then
+			[ $p = 0 ] && echo "2001:db8::$side" || echo "2001:db8:$(printf %x $p)::$side"
+		else
+			echo "2001:db8:$(printf %x $p):$(printf %x "$k")::$side"
+		fi
+	elif [ $p = 0 ] && [ "$k" = 0 ]; then
+		echo "192.0.2.$side"
+	elif [ $p = 0 ] && [ "$k" = 1 ]; then
+		echo "198.51.100.$side"
+	else
+		i=$((p * 4 + k - 2))
+		echo "203.0.113.$((4 * i + side))"
+	fi
+}
+# link_dev <guest> <peer> <link>: the netdev of link <link> toward <peer> on
+# <guest> (NICs go by peer, then link).
+link_dev() { echo "eth$(($(_topo_index "$2") * $(topo_links) + $3))"; }
+
+# Soft RoCE on the links of this guest: rxe<i> on eth<i>, each added once
+# and waited on until its port is ACTIVE.
 rxe_port_active() { rdma link show "$1/1" 2>/dev/null | grep -q "state ACTIVE"; }
+
+# eth_indexes: 0 1 ...: the indexes of this guest's link NICs.
+eth_indexes() { ls /sys/class/net | sed -n 's/^eth\([0-9]*\)$/\1/p' | sort -n | xargs; }
 
 rxe_up_local() {
 	local i
-	for i in 0 1; do
+	for i in $(eth_indexes); do
 		rdma link show "rxe$i/1" >/dev/null 2>&1 ||
 			rdma link add "rxe$i" type rxe netdev "eth$i" || return 1
 		wait_for 30 rxe_port_active "rxe$i" || return 1
@@ -153,7 +242,7 @@ rxe_up_local() {
 # (retransmits, timeouts, sequence errors), as diagnostic lines.
 rxe_counters_local() {
 	local i
-	for i in 0 1; do
+	for i in $(eth_indexes); do
 		echo "rxe$i: $(rdma statistic show link "rxe$i/1" 2>&1 | tr ' ' '\n' |
 			paste - - | awk '$2 ~ /^[0-9]+$/ && $2 != 0 { printf "%s=%s ", $1, $2 }')"
 	done
@@ -187,6 +276,17 @@ link_silence() {
 	else
 		tc qdisc del dev "$1" root 2>/dev/null
 		true
+	fi
+}
+
+# link_delay <netdev> <ms>|off: this guest delays every packet it sends on
+# <netdev> by <ms> (netem), or stops doing so.
+link_delay() {
+	if [ "$2" = off ]; then
+		tc qdisc del dev "$1" root 2>/dev/null
+		true
+	else
+		tc qdisc replace dev "$1" root netem delay "$2ms"
 	fi
 }
 
@@ -356,6 +456,76 @@ fio_verify() {
 	return $rc
 }
 
+# Fault injection (Documentation/fault-injection/): failslab and
+# fail_page_alloc. faults_off: neither fails anything, both count sleeping
+# allocations and single pages (for /proc/<pid>/fail-nth too). fault_on
+# <failslab|fail_page_alloc> <module> <interval>: one failure, at the
+# <interval>-th allocation (counting on) made with <module>'s code on the
+# stack. fault_fired <kind>: that failure happened.
+faults_off() {
+	local f d
+	for f in failslab fail_page_alloc; do
+		d=/sys/kernel/debug/$f
+		[ -d $d ] || continue
+		# verbose 1: one line per failure, no stack (a call trace fails
+		# the test); no address filter, every call counted.
+		echo 0 >$d/probability && echo 0 >$d/times && echo N >$d/ignore-gfp-wait &&
+			echo 1 >$d/verbose && echo 1 >$d/interval && echo 0 >$d/require-start &&
+			echo 0xffffffffffffffff >$d/require-end || return 1
+		[ $f = failslab ] || echo 0 >$d/min-order || return 1
+	done
+}
+fault_on() {
+	local d=/sys/kernel/debug/$1 range
+	# The module's text: from its first function to past its last one
+	# (/proc/modules' size would take in freed init sections, and what
+	# was loaded after them).
+	range=$(grep "\[$(echo "$2" | tr - _)\]\$" /proc/kallsyms | awk '$2 ~ /^[tT]$/ {print $1}' |
+		sort | sed -n '1p;$p' | xargs)
+	set -- "$1" "$2" "$3" $range
+	[ $# = 5 ] && [ "$4" != 0000000000000000 ] || return 1
+	faults_off && echo "0x$4" >$d/require-start && printf '0x%x\n' $((0x$5 + 4096)) >$d/require-end &&
+		echo 32 >$d/stacktrace-depth && echo "$3" >$d/interval && echo 1 >$d/times &&
+		echo 100 >$d/probability
+}
+fault_fired() { [ "$(cat "/sys/kernel/debug/$1/times")" = 0 ]; }
+
+# fio_loop <tag> <MiB> <dev>: verified fio runs on <dev>, back to back,
+# until /tmp/<tag>-stop exists; run it in the background. Run n writes <MiB>
+# of 4k blocks at QD16 from offset (n % 32) * <MiB> and reads them back.
+# Per run it appends to /tmp/<tag>-max its longest IO in ms (the larger of
+# read and write clat max) and to /tmp/<tag>-ios its count of 4k IOs, and
+# writes the number of runs done to /tmp/<tag>-runs; a run that failed adds
+# a line to /tmp/<tag>-fails. It clears those files first.
+fio_loop() {
+	local tag=$1 mib=$2 dev=$3 n=0 out rc
+	rm -f "/tmp/$tag-stop" "/tmp/$tag-fails" "/tmp/$tag-runs" "/tmp/$tag-max" "/tmp/$tag-ios"
+	while [ ! -e "/tmp/$tag-stop" ]; do
+		# A missing /dev node would make fio write a regular file there
+		# and pass: a run without the device is a failed run.
+		if ! [ -b "$dev" ]; then
+			echo "run $n: $dev is not a block device" >>"/tmp/$tag-fails"
+			n=$((n + 1))
+			echo $n >"/tmp/$tag-runs"
+			sleep 1
+			continue
+		fi
+		out=$(fio --name="$tag" --filename="$dev" --ioengine=libaio --direct=1 \
+			--rw=randwrite --bs=4k --iodepth=16 --size="${mib}M" --offset=$((n % 32 * mib))M \
+			--verify=crc32c --verify_fatal=1 --do_verify=1 --output-format=terse 2>&1)
+		rc=$?
+		if [ $rc != 0 ]; then
+			echo "run $n: status $rc: $(echo "$out" | grep -m3 -E 'err|verify|bad' | xargs)" >>"/tmp/$tag-fails"
+		fi
+		# terse v3: fields 6 and 47 are KiB read and written, 15 and 56
+		# the read and write clat max in us.
+		echo "$out" | grep '^3;' | awk -F';' '{m = $15 > $56 ? $15 : $56; print int(m / 1000)}' >>"/tmp/$tag-max"
+		echo "$out" | grep '^3;' | awk -F';' '{print ($6 + $47) / 4}' >>"/tmp/$tag-ios"
+		n=$((n + 1))
+		echo $n >"/tmp/$tag-runs"
+	done
+}
+
 # rnbd_fio_matrix <label> <dev> <offset MiB>: four verified fio runs of 4 MiB
 # on the mapped <dev> from <offset> on, one test case each, that together
 # cover the RNBD issue's matrix: 4k random at QD64 (libaio), 64k sequential
@@ -400,12 +570,12 @@ try_write() {
 	fi
 }
 
-# host_request "kill server" | "start server" | "link <0|1> <down|up>": asks
-# the runner (scripts/run-tests) to kill the server guest's QEMU, as in a
-# power cut, or to boot it again on the same links and disk (/dev/vda
-# there), or to pull the cable of a link between the guests or plug it in
-# again (both NICs lose their carrier). The runner acts when it reads the
-# line; the test waits on the effect.
+# host_request "kill <guest>" | "start <guest>" | "link <i> <down|up>":
+# asks the runner (scripts/run-tests) to kill a guest's QEMU (server,
+# client2, ...), as in a power cut, or to boot it again on the same links
+# and disk (/dev/vda on a server), or to pull the cable of this guest's link
+# <i> or plug it in again (the NICs at both ends lose their carrier). The
+# runner acts when it reads the line; the test waits on the effect.
 host_request() { echo "# host request: $*"; }
 
 # The server guest answers on link 0: it is up (after a boot, its agent and

@@ -1,0 +1,100 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# timeout=1200
+# The server's disk fails, in every pairing of our RNBD stack and C's. The
+# server exports /dev/mapper/bad, a device-mapper table over a null_blk
+# whose second MiB is dm's error target, and a sound null_blk, in one
+# session. On the client, reads and then writes of the first 3 MiB in 4k
+# IOs, one at a time, go on past errors: exactly the 256 IOs of the second
+# MiB fail, with EIO, and the others succeed. Meanwhile the sound device
+# verifies IO and the session's paths stay connected. What the client logs
+# about the failed IOs is what C's client logs against the same server.
+. "$(dirname "$0")/lib.sh"
+
+sess=diskerr
+ctl=/sys/class/rnbd-client/ctl
+ccls=/sys/class/rtrs-client
+ktap_plan 31
+
+cleanup() {
+	rnbd_cleanup
+	on_server 'dmsetup remove bad 2>/dev/null; rmmod null_blk 2>/dev/null; true'
+}
+trap cleanup EXIT
+
+# The server's bad disk: 1 GiB, its second MiB an error target. No udev in
+# the guests: dmsetup makes the node itself.
+bad_disk() {
+	local n=2097152
+	on_server "unload_rnbd_rtrs; dmsetup remove bad 2>/dev/null; rmmod null_blk 2>/dev/null
+		modprobe null_blk nr_devices=2 gb=1 memory_backed=1 && modprobe dm-mod &&
+		printf '0 2048 linear /dev/nullb0 0\n2048 2048 error\n4096 $((n - 4096)) linear /dev/nullb0 4096\n' |
+			dmsetup create --noudevsync bad && dmsetup mknodes bad && test -b /dev/mapper/bad"
+}
+unmap_all() {
+	local d
+	for d in /sys/block/rnbd*/rnbd/unmap_device; do
+		[ -e "$d" ] && { echo normal >"$d" || return 1; }
+	done
+	wait_for 30 eval '! ls /dev/rnbd* >/dev/null 2>&1'
+}
+# errors <rw>: 4k IOs of the first 3 MiB of rnbd0, one at a time, going
+# on past errors; prints fio's error count and first error.
+errors() {
+	fio --name=e --filename=/dev/rnbd0 --ioengine=psync --direct=1 --rw="$1" --bs=4k --size=3M \
+		--continue_on_error=io 2>&1 | sed -n 's/^ *errors *: *//p'
+}
+# The client's log lines about failed IO since the mark, with what differs
+# between runs and builds taken out: the device's number, sectors, and C's
+# source line in its message prefixes ("rnbd_client L390: ").
+io_log() {
+	kmsg_since "$1" | sed -n 's/^\[[ 0-9.]*\] //p' | grep -iE 'I/O|IO |err' |
+		grep -v 'rtrs-rs: mark\|callbacks suppressed' |
+		sed -E 's/^(rnbd_client|rtrs_client) L[0-9]+: /\1: /; s/rnbd[0-9]+,/rnbdN,/g; s/sector [0-9]+/sector S/g' | sort -u
+}
+
+rxe_up || bail "rxe did not come up"
+# What C's client logged, by server stack: the reference for ours.
+declare -A c_log
+# C's client first against each server: ours must log as it did.
+for pairing in c:c rnbd:c c:rnbd rnbd:rnbd; do
+	cst=${pairing%:*} sst=${pairing#*:}
+	name="client $cst, server $sst"
+	bad_disk && on_server "srv_stack_load $sst" && clt_stack_load "$cst" || bail "$name: cannot load"
+	check "$name: /dev/mapper/bad and a sound disk mapped in one session" eval '
+		echo "sessname=$sess path=ip:$SERVER_IP0 path=ip:$SERVER_IP1 device_path=/dev/mapper/bad" >$ctl/map_device &&
+		echo "sessname=$sess device_path=/dev/nullb1" >$ctl/map_device &&
+		wait_for 60 test -b /dev/rnbd0 && wait_for 60 test -b /dev/rnbd1'
+	r0=$(cat $ccls/$sess/paths/*/stats/reconnects | awk '{s += $1} END {print s}')
+	kmsg_mark "diskerr-$pairing"
+	e=$(errors read)
+	diag "$name: reads: ${e:-no errors}"
+	check "$name: exactly the 256 reads of the bad MiB fail, with EIO" \
+		eval '[ "${e%%,*}" = "total=256" ] && echo "$e" | grep -q "first_error=5/"'
+	e=$(errors write)
+	diag "$name: writes: ${e:-no errors}"
+	check "$name: exactly the 256 writes of the bad MiB fail, with EIO" \
+		eval '[ "${e%%,*}" = "total=256" ] && echo "$e" | grep -q "first_error=5/"'
+	check "$name: what is written past the bad MiB reads back" eval '
+		test -b /dev/rnbd0 && dd if=/dev/urandom of=/tmp/diskerr.pat bs=1M count=1 2>/dev/null &&
+		dd if=/tmp/diskerr.pat of=/dev/rnbd0 bs=1M seek=2 oflag=direct 2>/dev/null &&
+		cmp <(dd if=/dev/rnbd0 bs=1M skip=2 count=1 iflag=direct 2>/dev/null) /tmp/diskerr.pat'
+	check "$name: the sound disk verifies IO meanwhile" \
+		fio_verify /dev/rnbd1 --rw=randrw --bs=4k --iodepth=16 --size=8M
+	check "$name: the session's paths stayed connected" eval '
+		[ "$(cat $ccls/$sess/paths/*/state | grep -c ^connected)" = 2 ] &&
+		[ "$(cat $ccls/$sess/paths/*/stats/reconnects | awk "{s += \$1} END {print s}")" = "$r0" ]'
+	log=$(io_log "diskerr-$pairing")
+	diag "$name: the client logged:"
+	echo "$log" | sed 's/^/#   /'
+	if [ "$cst" = c ]; then
+		c_log[$sst]=$log
+	else
+		check "$name: the client logs what C's does against the same server" \
+			[ "$log" = "${c_log[$sst]}" ]
+	fi
+	check "$name: unmapped" unmap_all
+	rnbd_cleanup
+done
+check "no kernel warning on either side" eval '! dmesg_bad && ! on_server dmesg_bad'
+ktap_finish

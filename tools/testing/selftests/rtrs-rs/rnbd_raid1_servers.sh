@@ -1,0 +1,120 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# timeout=1200
+# topology=servers=2 clients=1 links=2 smp=1
+# Redundancy across storage servers, the way operators build it: the
+# client mirrors two RNBD devices, one from each server (its disk
+# /dev/vda, 256 MiB; the array uses the first ARRAY_MIB of each), with md
+# RAID1. Under verified IO, server2's machine
+# dies: the array degrades and the IO goes on, verified. The client then
+# fills the degraded array with a pattern, server2 boots again (what its
+# disk completed before the kill is still there), the client's session to
+# it comes back by itself, and its device, wiped, is added to the array
+# again and resynced (no bitmap: all of it). Then the first server's leg is failed and removed: every block
+# of the array now comes from server2's disk, and the pattern verifies.
+# Our stack on all three machines.
+#
+# Knobs, from the environment (scripts/run-tests --env): IO_SECONDS, how
+# long the verified IO runs around the kill (60: the kill comes after 10 s,
+# and the paths notice a dead server within 1 to 35 s); ARRAY_MIB, how much of
+# each disk the array uses (64; 0 for all of it, as soak/
+# rnbd_raid1_servers.sh runs it): the pattern, the resync and the read back
+# each move the whole array over the links.
+. "$(dirname "$0")/lib.sh"
+
+IO_SECONDS=${IO_SECONDS:-60}
+ARRAY_MIB=${ARRAY_MIB:-64}
+ctl=/sys/class/rnbd-client/ctl
+ccls=/sys/class/rtrs-client
+ktap_plan 14
+
+cleanup() {
+	mdadm --stop /dev/md0 >/dev/null 2>&1
+	rnbd_cleanup
+	on_guest -t 30 server2 'unload_rnbd_rtrs; true' >/dev/null 2>&1
+	true
+}
+trap cleanup EXIT
+
+# serve <server>: rxe on its links, our stack exporting its /dev/vda.
+serve() {
+	on_guest "$1" "rxe_up_local && _stack_load server rnbd"
+}
+# map <server> <device index>: its vda over both of its links, as
+# /dev/rnbd<i>, in session r1-<server>. The server answers on both links
+# first: a first connection right after a boot may time out otherwise
+# (lib.sh's rxe_up).
+map() {
+	local s=$1 line="sessname=r1-$1" k
+	for k in 0 1; do
+		wait_for 30 ping -c 1 -W 1 "$(link_ip "$s" client $k)" >/dev/null || return 1
+		line="$line path=ip:$(link_ip client "$s" $k)@ip:$(link_ip "$s" client $k)"
+	done
+	echo "$line device_path=/dev/vda" >$ctl/map_device && wait_for 60 test -b "/dev/rnbd$2"
+}
+# The array's state in /proc/mdstat: [UU] both legs, [U_] or [_U] one.
+md_legs() { sed -n 's/.*\[\([U_]*\)\].*/\1/p' /proc/mdstat | tail -1; }
+# pattern <verify|write>: a verifiable sequential pattern over the whole
+# array, written or checked.
+pattern() {
+	local size
+	size=$(($(blockdev --getsize64 /dev/md0) / 1048576))M
+	if [ "$1" = write ]; then
+		fio --name=pat --filename=/dev/md0 --ioengine=libaio --direct=1 --rw=write --bs=1M \
+			--iodepth=4 --size="$size" --verify=crc32c --do_verify=0 \
+			>/tmp/r1-pat.out 2>&1
+	else
+		fio --name=pat --filename=/dev/md0 --ioengine=libaio --direct=1 --rw=write --bs=1M \
+			--iodepth=4 --size="$size" --verify=crc32c --verify_only --verify_fatal=1 \
+			>/tmp/r1-pat.out 2>&1
+	fi
+	local rc=$?
+	grep -E 'err=|verify|bad' /tmp/r1-pat.out | sed 's/^/# /'
+	return $rc
+}
+
+rxe_up_local && serve server && serve server2 || bail "the servers did not come up"
+clt_stack_load rnbd && modprobe raid1 || bail "cannot load our client or raid1"
+check "each server's disk mapped over its two links" eval 'map server 0 && map server2 1'
+check "md RAID1 over the two" eval '
+	mdadm --create /dev/md0 --run --level=1 --raid-devices=2 --assume-clean --metadata=1.2 \
+		$([ "$ARRAY_MIB" = 0 ] || echo "--size=${ARRAY_MIB}M") /dev/rnbd0 /dev/rnbd1 >/dev/null 2>&1 && wait_for 30 test -b /dev/md0 && [ "$(md_legs)" = UU ]'
+
+rm -f /tmp/r1-fio.rc
+(
+	fio_verify /dev/md0 --rw=randwrite --bs=4k --iodepth=16 --size=64M --time_based \
+		--runtime="$IO_SECONDS" --verify_backlog=256 >/tmp/r1-fio.out 2>&1
+	echo $? >/tmp/r1-fio.rc
+) &
+fio_pid=$!
+sleep 10
+check "IO runs on the array when server2 dies" eval 'kill -0 $fio_pid && [ ! -e /tmp/r1-fio.rc ]'
+host_request kill server2
+t0=$SECONDS
+check "the array degrades: server2's leg is failed" wait_for 180 eval '[ "$(md_legs)" = U_ ]'
+diag "degraded $((SECONDS - t0)) s after the kill"
+wait $fio_pid
+cat /tmp/r1-fio.out | grep -E 'IOPS=|err=|verify|bad' | sed 's/^/# /'
+check "the IO went on and verified" [ "$(cat /tmp/r1-fio.rc)" = 0 ]
+check "a pattern fills the degraded array" pattern write
+
+host_request start server2
+check "server2 boots again and serves its disk" \
+	wait_for 300 eval 'on_guest -t 10 server2 true && serve server2'
+check "the client's session to server2 reconnects by itself" wait_for 180 eval '
+	[ "$(cat $ccls/r1-server2/paths/*/state 2>/dev/null | grep -c ^connected)" = 2 ]'
+check "server2's device goes back into the array" eval '
+	mdadm /dev/md0 --remove failed >/dev/null 2>&1; mdadm --zero-superblock /dev/rnbd1 &&
+	mdadm /dev/md0 --add /dev/rnbd1 >/dev/null'
+t0=$SECONDS
+check "the array resyncs" wait_for 600 eval '[ "$(md_legs)" = UU ] && ! grep -q recovery /proc/mdstat'
+diag "resynced in $((SECONDS - t0)) s"
+check "the first server's leg failed and removed" eval '
+	mdadm /dev/md0 --fail /dev/rnbd0 >/dev/null && mdadm /dev/md0 --remove /dev/rnbd0 >/dev/null &&
+	[ "$(md_legs)" = _U ]'
+check "the whole array, read from server2's disk alone, holds the pattern" pattern verify
+check "the array stops, both devices unmap" eval 'mdadm --stop /dev/md0 >/dev/null &&
+	echo normal >/sys/block/rnbd0/rnbd/unmap_device && echo normal >/sys/block/rnbd1/rnbd/unmap_device &&
+	wait_for 30 eval "! ls /dev/rnbd* >/dev/null 2>&1"'
+check "no kernel warning on any guest" eval '! dmesg_bad && ! on_server dmesg_bad && ! on_guest server2 dmesg_bad'
+ktap_finish

@@ -1,0 +1,137 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# timeout=900
+# Allocations that fail, our stack on both sides (rnbd over rtrs, two
+# paths). The kernel's fault injection (Documentation/fault-injection/):
+# - map_device written with /proc/self/fail-nth set to 1, 2, 3, ...: the
+#   n-th allocation of the writing task fails, wherever it is (sysfs, our
+#   modules, rdma_cm), until a map no longer meets a failure;
+# - failslab and fail_page_alloc with their stack-trace filter on the text
+#   of rtrs-client, then of rtrs-server, then of rnbd-client and of
+#   rnbd-server, failing one allocation of theirs in any context (CM
+#   handlers, completions, work) at a different point each round while a
+#   device is mapped, written, read back and unmapped.
+# Every operation that fails ends with an errno; nothing is left behind
+# (no session on either side, no device); no warning; and once the fault
+# is off, a map with verified IO and an unmap succeed. Leaks are kmemleak's
+# to find where it runs (make soak boots with it on).
+#
+# Knob, from the environment (scripts/run-tests --env): ROUNDS, rounds per
+# module and kind of fault (1; soak/rtrs_fault_alloc.sh runs 40), and the
+# fail-nth maps are ROUNDS * 8 points spread over a map's allocations.
+. "$(dirname "$0")/lib.sh"
+
+ROUNDS=${ROUNDS:-1}
+sess=fault
+ctl=/sys/class/rnbd-client/ctl
+ccls=/sys/class/rtrs-client
+DBG=/sys/kernel/debug
+ktap_plan 15
+
+cleanup() {
+	faults_off
+	on_server faults_off
+	rnbd_cleanup
+}
+trap cleanup EXIT
+
+map_line="sessname=$sess path=ip:$SERVER_IP0 path=ip:$SERVER_IP1 device_path=/dev/nullb0"
+# clean_up: whatever a round left, gone: the device unmapped, no session on
+# either side.
+clean_up() {
+	[ -e /sys/block/rnbd0/rnbd/unmap_device ] && echo force >/sys/block/rnbd0/rnbd/unmap_device
+	wait_for 60 eval "! test -e $ccls/$sess && ! test -b /dev/rnbd0" &&
+		on_server "wait_for 60 eval '! ls /sys/class/rtrs-server/* >/dev/null 2>&1'"
+}
+# works: with no fault on, a map, verified IO and an unmap succeed.
+works() {
+	echo "$map_line" >$ctl/map_device && wait_for 60 test -b /dev/rnbd0 &&
+		fio_verify /dev/rnbd0 --rw=randrw --bs=4k --iodepth=16 --size=4M &&
+		echo normal >/sys/block/rnbd0/rnbd/unmap_device && clean_up
+}
+
+rxe_up && on_server srv_stack_load rnbd && clt_stack_load rnbd || bail "cannot load our stacks"
+for f in failslab fail_page_alloc; do
+	[ -d $DBG/$f ] || bail "this kernel has no $f (CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC)"
+done
+# fail-nth counts only the allocations the attributes let through: sleeping
+# ones too, and single pages.
+faults_off && on_server faults_off || bail "cannot reset fault injection"
+check "a map with verified IO works before any fault" works
+
+# --- fail-nth: the n-th allocation of the task that writes map_device.
+# map_nth <n>: the map written with fail-nth n; prints "ok <left>" (the
+# fail-nth count left: 0 if the failure came) or the write's error. The
+# subshell's own write sets its fail-nth, the next write is the map, and
+# the builtin read gets the count back from the same task.
+map_nth() {
+	(echo "$1" >/proc/self/fail-nth && echo "$map_line" >$ctl/map_device &&
+		read -r left </proc/self/fail-nth && echo "ok $left") 2>&1 | tail -1
+}
+declare -A outcomes
+sweep_nth() {
+	local n out used step
+	# How many allocations a map makes: what a large fail-nth loses.
+	out=$(map_nth 1000000)
+	clean_up || return 1
+	case $out in ok*) used=$((1000000 - ${out#ok })) ;; *) diag "map: $out"; return 1 ;; esac
+	step=$((used / (ROUNDS * 8)))
+	step=$((step > 0 ? step : 1))
+	diag "a map makes $used allocations in the writing task; failing every ${step}th"
+	for ((n = 1; n <= used; n += step)); do
+		out=$(map_nth $n)
+		case $out in ok*) out="mapped (fail-nth left ${out#ok })" ;; *) out=${out##*: } ;; esac
+		outcomes[$out]=$((${outcomes[$out]:-0} + 1))
+		clean_up || { diag "fail-nth $n ($out): something was left behind"; return 1; }
+	done
+	for out in "${!outcomes[@]}"; do diag "fail-nth maps: ${outcomes[$out]} times: $out"; done
+}
+# Failed maps end with an errno's text, as write(2) reports it: not with a
+# kernel-internal code that leaked out (ERESTARTSYS, ENOTSUPP: strerror
+# knows them as "Unknown error 512", "Unknown error 524"), nor with nothing.
+errnos_only() {
+	local o
+	[ ${#outcomes[@]} -gt 0 ] || return 1
+	for o in "${!outcomes[@]}"; do
+		case $o in
+		"Unknown error "*) return 1 ;;
+		"mapped "* | "Cannot allocate memory" | *[a-z]" "[a-z]*) ;;
+		*) return 1 ;;
+		esac
+	done
+}
+check "map_device with its n-th allocation failing, each n: an errno or success, nothing left" sweep_nth
+check "every failed map ended with an errno" errnos_only
+check "no kernel warning from the fail-nth maps" eval '! dmesg_bad && ! on_server dmesg_bad'
+check "a map with verified IO works after the fail-nth maps" works
+
+# --- failslab and fail_page_alloc, aimed at one module's text (lib.sh's
+# fault_on).
+# rounds <kind> <side: client|server> <module>: ROUNDS rounds of map,
+# verified IO, unmap with one allocation of <module> failing somewhere.
+rounds() {
+	local kind=$1 side=$2 mod=$3 k fired=0 where
+	where=$([ "$side" = server ] && echo on_server || echo eval)
+	local out
+	for ((k = 1; k <= ROUNDS; k++)); do
+		$where "fault_on $kind $mod $((k * 3 - 2))" || { diag "$mod: cannot aim $kind"; return 1; }
+		out=$( { echo "$map_line" >$ctl/map_device && wait_for 60 test -b /dev/rnbd0 &&
+			FIO_TIMEOUT=120 fio_verify /dev/rnbd0 --rw=randrw --bs=4k --iodepth=16 --size=2M &&
+			echo normal >/sys/block/rnbd0/rnbd/unmap_device && echo ok; } 2>&1 | tail -1)
+		$where "fault_fired $kind" && fired=$((fired + 1))
+		$where faults_off
+		diag "$kind in $mod, interval $((k * 3 - 2)): ${out:-failed}"
+		clean_up || { diag "$kind in $mod, round $k: something was left behind"; return 1; }
+	done
+	diag "$kind in $mod: the fault fired in $fired of $ROUNDS rounds"
+	[ "$fired" -gt 0 ]
+}
+for mod in rtrs-client rnbd-client rtrs-server rnbd-server; do
+	side=${mod#*-}
+	check "failslab in $mod: each round ends cleanly, the fault fired" rounds failslab "$side" "$mod"
+	check "fail_page_alloc in $mod: each round ends cleanly, the fault fired" \
+		rounds fail_page_alloc "$side" "$mod"
+done
+check "no kernel warning from the failed allocations" eval '! dmesg_bad && ! on_server dmesg_bad'
+check "a map with verified IO works after all of it" works
+ktap_finish
