@@ -28,3 +28,15 @@ macro_rules! pr_err_ratelimited {
     };
 }
 pub use crate::pr_err_ratelimited;
+
+/// `pr_info!` at most at the kernel's printk rate (C's
+/// `pr_info_ratelimited`), as [`pr_err_ratelimited!`].
+#[macro_export]
+macro_rules! pr_info_ratelimited {
+    ($site:literal, $($arg:tt)*) => {
+        if $crate::ratelimit::printk_ratelimit(::kernel::c_str!($site)) {
+            ::kernel::pr_info!($($arg)*);
+        }
+    };
+}
+pub use crate::pr_info_ratelimited;

@@ -8,6 +8,7 @@ use super::session::Session;
 use super::sysfs::DevSys;
 use core::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 use kernel::prelude::*;
+use kernel::str::BStr;
 use kernel::sync::{Arc, Mutex};
 use rb::sysfs::{Kobject, Link};
 use rb_block::gendisk::{GenDisk, Limits};
@@ -22,6 +23,9 @@ pub(crate) struct DevIo {
     pub(crate) clt: Arc<Clt>,
     pub(crate) read_only: bool,
     name: DiskName,
+    /// `<device_path@sessname>`, what C's `rnbd_clt_log()` puts before a
+    /// device's messages.
+    tag: KVec<u8>,
     device_id: AtomicU32,
     state: AtomicU8,
     openers: AtomicU32,
@@ -46,20 +50,37 @@ fn state_from_u8(v: u8) -> DevState {
 }
 
 impl DevIo {
-    pub(crate) fn new(clt: Arc<Clt>, read_only: bool, idx: u32) -> Self {
-        Self {
+    /// Device `rnbd<idx>` of `clt`, for `pathname` in session `sessname`.
+    pub(crate) fn new(
+        clt: Arc<Clt>,
+        read_only: bool,
+        idx: u32,
+        pathname: &[u8],
+        sessname: &[u8],
+    ) -> Result<Self> {
+        let mut tag = KVec::with_capacity(pathname.len() + sessname.len() + 3, GFP_KERNEL)?;
+        for part in [&b"<"[..], pathname, b"@", sessname, b">"] {
+            tag.extend_from_slice(part, GFP_KERNEL)?;
+        }
+        Ok(Self {
             clt,
             read_only,
             name: DiskName::new(idx),
+            tag,
             device_id: AtomicU32::new(0),
             state: AtomicU8::new(state_to_u8(DevState::Init)),
             openers: AtomicU32::new(0),
-        }
+        })
     }
 
     /// `rnbd<N>`.
     pub(crate) fn name(&self) -> &str {
         self.name.as_str()
+    }
+
+    /// `<device_path@sessname>`, for its log lines.
+    pub(crate) fn tag(&self) -> &BStr {
+        BStr::from_bytes(&self.tag)
     }
 
     pub(crate) fn state(&self) -> DevState {
@@ -116,7 +137,7 @@ impl DevIo {
         let mut rsp = [0u8; OpenRsp::SIZE];
         self.clt.send_usr_msg(&msg, Some(&mut rsp))?;
         let rsp = OpenRsp::decode(&rsp).map_err(|e| {
-            pr_err!("{}: invalid OPEN response\n", self.name());
+            pr_err!("{} invalid OPEN response\n", self.tag());
             Error::from_errno(e.to_errno())
         })?;
         self.device_id.store(rsp.device_id, Ordering::Relaxed);
@@ -196,8 +217,8 @@ impl Device {
             let old = d.capacity();
             if old != sectors {
                 pr_info!(
-                    "{}: Device size changed from {} to {} sectors\n",
-                    self.io.name(),
+                    "{} Device size changed from {} to {} sectors\n",
+                    self.io.tag(),
                     old,
                     sectors
                 );

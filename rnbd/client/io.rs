@@ -5,7 +5,7 @@
 
 use super::device::DevIo;
 use kernel::prelude::*;
-use rb::ratelimit::pr_err_ratelimited;
+use rb::ratelimit::{pr_err_ratelimited, pr_info_ratelimited};
 use rb_block::mq::{Busy, Geometry, HwCtx, Operations, Status};
 use rb_block::request::{ReqOp, Request};
 use rb_rtrs_clt::{ConType, IoConfirm, IoPdu, Permit};
@@ -99,8 +99,8 @@ impl Operations for RnbdMq {
             Err(e) => {
                 pr_err_ratelimited!(
                     "rnbd_queue_rq",
-                    "{}: sg_alloc_table_chained ret={}\n",
-                    dev.name(),
+                    "{} sg_alloc_table_chained ret={}\n",
+                    dev.tag(),
                     e.to_errno()
                 );
                 hctx.delay_run(RETRY_MS);
@@ -133,8 +133,8 @@ impl Operations for RnbdMq {
             Err((mut rq, e)) => {
                 rq.pdu_mut().permit = None;
                 pr_err!(
-                    "{}: RTRS failed to transfer IO, err: {}\n",
-                    dev.name(),
+                    "{} RTRS failed to transfer IO, err: {}\n",
+                    dev.tag(),
                     e.to_errno()
                 );
                 let status = if e == EAGAIN || e == ENOMEM {
@@ -148,8 +148,19 @@ impl Operations for RnbdMq {
         }
     }
 
-    fn complete(_dev: &DevIo, mut rq: Request<Self>) {
+    fn complete(dev: &DevIo, mut rq: Request<Self>) {
         let errno = rq.pdu().errno;
+        if errno != 0 {
+            // As C's msg_io_conf().
+            let rw = if rq.is_write() { "write" } else { "read" };
+            pr_info_ratelimited!(
+                "msg_io_conf",
+                "{} {} I/O failed with err: {}\n",
+                dev.tag(),
+                rw,
+                errno
+            );
+        }
         drop(rq.pdu_mut().permit.take());
         rq.end(Status::from_errno(errno));
     }

@@ -163,7 +163,7 @@ impl Module {
             let dev = self.client.state.lock().devices.first().cloned();
             let Some(dev) = dev else { break };
             if let Err(e) = self.client.unmap(&dev, true, None) {
-                pr_err!("{}: unmap at exit: {}\n", dev.io.name(), e.to_errno());
+                pr_err!("{} unmap at exit: {}\n", dev.io.tag(), e.to_errno());
                 // Not in the list any more, or we would loop forever.
                 let mut st = self.client.state.lock();
                 st.devices.retain(|d| !Arc::ptr_eq(d, &dev));
@@ -375,7 +375,14 @@ impl Client {
     /// client's lock.
     fn map_on(self: &Arc<Self>, sess: &Arc<Session>, opts: &MapOptions<'_>, idx: u32) -> Result {
         let read_only = opts.access_mode == AccessMode::Ro;
-        let io = Arc::new(DevIo::new(sess.clt.clone(), read_only, idx), GFP_KERNEL)?;
+        let io = DevIo::new(
+            sess.clt.clone(),
+            read_only,
+            idx,
+            opts.device_path,
+            opts.sessname,
+        )?;
+        let io = Arc::new(io, GFP_KERNEL)?;
         let mut pathname = KVec::new();
         pathname.extend_from_slice(opts.device_path, GFP_KERNEL)?;
         let dev_io = io.clone();
@@ -398,8 +405,8 @@ impl Client {
             .open_remote(opts.device_path, opts.access_mode)
             .inspect_err(|e| {
                 pr_err!(
-                    "{}: map_device: failed, can't open remote device {}, err: {}\n",
-                    io.name(),
+                    "{} map_device: failed, can't open remote device {}, err: {}\n",
+                    io.tag(),
                     pathname,
                     e.to_errno()
                 );
@@ -498,8 +505,8 @@ impl Client {
         )
         .inspect_err(|e| {
             pr_err!(
-                "{}: Creating symlink failed, err: {}\n",
-                dev.io.name(),
+                "{} Creating symlink failed, err: {}\n",
+                dev.io.tag(),
                 e.to_errno()
             )
         });
@@ -522,11 +529,7 @@ impl Client {
         drop(disk);
         if was_mapped {
             if let Err(e) = dev.io.close_remote() {
-                pr_err!(
-                    "{}: sending CLOSE failed: {}\n",
-                    dev.io.name(),
-                    e.to_errno()
-                );
+                pr_err!("{} sending CLOSE failed: {}\n", dev.io.tag(), e.to_errno());
             }
         }
     }
@@ -544,14 +547,14 @@ impl Client {
             let _disk = dev.disk.lock();
             let state = dev.io.state();
             if state == DevState::Unmapped {
-                pr_info!("{}: Device is already being unmapped\n", dev.io.name());
+                pr_info!("{} Device is already being unmapped\n", dev.io.tag());
                 return Err(EALREADY());
             }
             let users = dev.io.openers();
             if !force && users > 0 {
                 pr_err!(
-                    "{}: Closing device failed, device is in use, ({} device users)\n",
-                    dev.io.name(),
+                    "{} Closing device failed, device is in use, ({} device users)\n",
+                    dev.io.tag(),
                     users
                 );
                 return Err(EBUSY);
@@ -577,7 +580,7 @@ impl Client {
             .devs
             .retain(|d| !Arc::ptr_eq(d, dev));
         self.teardown(dev, was_mapped);
-        pr_info!("{}: Device is unmapped\n", dev.io.name());
+        pr_info!("{} Device is unmapped\n", dev.io.tag());
         // The session goes with its last device; a map that came meanwhile
         // found it in the list and keeps it.
         let last = {

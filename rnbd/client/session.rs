@@ -73,7 +73,7 @@ impl SessEvents {
     fn disconnected(&self) {
         let inner = self.inner.lock();
         for dev in inner.devs.iter() {
-            pr_err!("{}: Device disconnected.\n", dev.io.name());
+            pr_err!("{} Device disconnected.\n", dev.io.tag());
             let disk = dev.disk.lock();
             if dev
                 .io
@@ -122,9 +122,9 @@ impl SessEvents {
             if dev.io.state() == DevState::Init || dev.io.state() == DevState::Unmapped {
                 continue;
             }
-            pr_info!("{}: session reconnected, remapping device\n", dev.io.name());
+            pr_info!("{} session reconnected, remapping device\n", dev.io.tag());
             if let Err(e) = remap_device(dev) {
-                pr_err!("{}: send_msg_open(): {}\n", dev.io.name(), e.to_errno());
+                pr_err!("{} send_msg_open(): {}\n", dev.io.tag(), e.to_errno());
                 return false;
             }
         }
@@ -149,8 +149,8 @@ pub(crate) fn remap_device(dev: &Device) -> Result {
     match dev.io.state() {
         DevState::Unmapped => {
             pr_info!(
-                "{}: Ignoring Open-Response message from server for unmapped device\n",
-                dev.io.name()
+                "{} Ignoring Open-Response message from server for unmapped device\n",
+                dev.io.tag()
             );
             return Err(ENOENT);
         }
@@ -160,8 +160,8 @@ pub(crate) fn remap_device(dev: &Device) -> Result {
                 let _ = d.uevent(Uevent::Online);
             }
             pr_info!(
-                "{}: Device online, device remapped successfully\n",
-                dev.io.name()
+                "{} Device online, device remapped successfully\n",
+                dev.io.tag()
             );
         }
         _ => {}

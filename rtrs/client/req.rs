@@ -12,6 +12,7 @@ use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 use rb::kvec::VecExt;
+use rb::ratelimit::pr_err_ratelimited;
 use rb::sync::{new_spinlock_irq, SpinLockIrq};
 use rb_rdma::cq::impl_has_cqe;
 use rb_rdma::{BorrowedSg, MappedSg};
@@ -217,11 +218,17 @@ impl Req {
         drop(sg);
         path.inflight_dec();
         if errno != 0 {
-            pr_err!(
-                "IO {} request failed: error={} path={} notify={}\n",
+            // C's line (complete_rdma_req()), which operators grep for.
+            let (hca, port) = path.hca();
+            pr_err_ratelimited!(
+                "complete_rdma_req",
+                "<{}>: IO {} request failed: error={} path={} [{}:{}] notify={}\n",
+                kernel::str::BStr::from_bytes(path.core.name.as_bytes()),
                 if dir == Dir::Write { "write" } else { "read" },
                 errno,
-                path.name(),
+                path.dir_name(),
+                hca,
+                port,
                 notify as u8
             );
         }

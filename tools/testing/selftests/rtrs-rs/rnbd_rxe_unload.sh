@@ -128,7 +128,7 @@ for stack in "${stacks[@]}"; do
 		kmsg_mark remap
 		echo 1 >"$(pdir 0)/reconnect"
 		check "$stack: the session is back while the server's device is away: the remap fails" \
-			wait_for 120 eval 'kmsg_since remap | grep -q "rnbd0: send_msg_open(): -"'
+			wait_for 120 eval 'kmsg_since remap | grep -q "@$sess> send_msg_open(): -"'
 		on_server 'mv /dev/nullb0.away /dev/nullb0'
 		check "$stack: the device is back: remapped without a reconnect, a read succeeds" \
 			wait_for 90 dd if=/dev/rnbd0 of=/dev/null bs=4k count=1 iflag=direct status=none
