@@ -87,8 +87,13 @@ uninstall:
 	for m in $(our_kos); do rm -fv "$$dir/$$m".ko*; done && \
 	depmod -a $(if $(INSTALL_MOD_PATH),-b "$(INSTALL_MOD_PATH)") "$$rel"
 
+# The selftests get the modules as make install puts them too, staged
+# (install_modprobe.sh installs them in the guests as an operator would).
 check: hosttest modules
-	scripts/run-tests --kdir "$(kdir)" --modules $(BUILD)/modules $(if $(T),--filter '$(T)')
+	@rm -rf $(BUILD)/stage && $(MAKE) --no-print-directory install INSTALL_MOD_PATH=$(BUILD)/stage \
+		>$(BUILD)/install.log 2>&1 || { cat $(BUILD)/install.log; exit 1; }
+	scripts/run-tests --kdir "$(kdir)" --modules $(BUILD)/modules --stage $(BUILD)/stage \
+		$(if $(T),--filter '$(T)')
 
 # Fault scenarios too long for make check (Documentation/reliability.md).
 soak: modules
