@@ -3,7 +3,10 @@
 # rtrs-rs: RTRS and RNBD as Rust kernel modules.
 #
 #   make          build the modules (installs what is missing, builds the
-#                 test kernel once; both are cached)
+#                 test kernel once; both are cached); KDIR=<kernel build
+#                 tree> builds them against another 6.12 tree
+#   make install  install them where modprobe prefers them to the C ones
+#                 (INSTALL_MOD_PATH, INSTALL_MOD_DIR: updates); uninstall
 #   make run      boot a client and a server VM, map a remote disk, do IO
 #   make check    host unit tests, then the selftests in the VM pair
 #   make soak     the long fault tests (server crash, path flaps, map churn,
@@ -28,19 +31,37 @@ T ?=
 # scripts/kernel/debug.config).
 export RTRS_PROFILE := $(or $(PROFILE),default)
 
+BINDGEN ?= $(RTRS_CACHE)/cargo/bin/bindgen
+# The kernel the modules build against: a tree of the user's (KDIR=, checked
+# first by scripts/check-kdir), or the test kernel (built and cached).
+ifdef KDIR
+kdir := $(abspath $(KDIR))
+kmake_args = $$(scripts/check-kdir --make-args "$(kdir)")
+else
 kdir = $$(scripts/build-kernel)
-kmake = $(MAKE) -C "$(kdir)" M=$(CURDIR) RUSTC=$(KRUSTC) BINDGEN=$(RTRS_CACHE)/cargo/bin/bindgen \
-	$$(scripts/build-kernel --make-args)
+kmake_args = $$(scripts/build-kernel --make-args)
+endif
+kmake = $(MAKE) -C "$(kdir)" M=$(CURDIR) RUSTC=$(KRUSTC) BINDGEN=$(BINDGEN) $(kmake_args)
+# Where make install puts the modules: beside the kernel's, in a directory
+# that depmod searches first (kmod's default: updates).
+INSTALL_MOD_DIR ?= updates
+export INSTALL_MOD_PATH
 
-.PHONY: all deps kernel modules hosttest check soak run bench clean help fmt fmtcheck
+.PHONY: all deps kernel modules install uninstall hosttest check soak run bench clean help fmt \
+	fmtcheck
 
 all: modules
 
 deps:
 	@scripts/install-deps
 
+ifdef KDIR
+kernel:
+	@RUSTC=$(KRUSTC) BINDGEN=$(BINDGEN) scripts/check-kdir "$(kdir)"
+else
 kernel: deps
 	@scripts/build-kernel >/dev/null
+endif
 
 # Warnings are errors: rustc's and gcc's by flag, objtool's by inspection
 # (6.12's objtool has no --Werror).
@@ -52,8 +73,28 @@ modules: kernel
 	@mkdir -p $(BUILD)/modules
 	@find rtrs rnbd rust-bindings -name '*.ko' -exec cp -t $(BUILD)/modules {} + 2>/dev/null || true
 
+# The five modules alone (no test modules), installed with Kbuild's
+# modules_install (which signs and compresses them as the tree says, and
+# runs depmod); uninstall removes them and runs depmod, and the C modules
+# are in charge again.
+our_kos := rtrs/rtrs-core rtrs/rtrs-client rtrs/rtrs-server rnbd/rnbd-client rnbd/rnbd-server
+install: kernel
+	@$(kmake) RTRS_TESTS=n KRUSTFLAGS=-Dwarnings KCFLAGS=-Werror modules
+	@$(kmake) RTRS_TESTS=n INSTALL_MOD_DIR=$(INSTALL_MOD_DIR) modules_install
+
+uninstall:
+	@rel=$$(cat "$(kdir)/include/config/kernel.release") && \
+	dir="$(INSTALL_MOD_PATH)/lib/modules/$$rel/$(INSTALL_MOD_DIR)" && \
+	for m in $(our_kos); do rm -fv "$$dir/$$m".ko*; done && \
+	depmod -a $(if $(INSTALL_MOD_PATH),-b "$(INSTALL_MOD_PATH)") "$$rel"
+
+# The selftests get the modules as make install puts them too, staged
+# (install_modprobe.sh installs them in the guests as an operator would).
 check: hosttest modules
-	scripts/run-tests --kdir "$(kdir)" --modules $(BUILD)/modules $(if $(T),--filter '$(T)')
+	@rm -rf $(BUILD)/stage && $(MAKE) --no-print-directory install INSTALL_MOD_PATH=$(BUILD)/stage \
+		>$(BUILD)/install.log 2>&1 || { cat $(BUILD)/install.log; exit 1; }
+	scripts/run-tests --kdir "$(kdir)" --modules $(BUILD)/modules --stage $(BUILD)/stage \
+		$(if $(T),--filter '$(T)')
 
 # Fault scenarios too long for make check (Documentation/reliability.md).
 soak: modules
@@ -89,7 +130,8 @@ fmtcheck:
 	rustfmt --edition 2021 --config-path .rustfmt.toml --check $$(git ls-files '*.rs')
 
 clean:
-	-@kd=$$(scripts/build-kernel --path 2>/dev/null) && [ -d "$$kd" ] && $(MAKE) -C "$$kd" M=$(CURDIR) clean
+	-@kd=$(if $(KDIR),$(kdir),$$(scripts/build-kernel --path 2>/dev/null)) && [ -d "$$kd" ] && \
+		$(MAKE) -C "$$kd" M=$(CURDIR) clean
 	rm -rf $(BUILD) target
 
 help:

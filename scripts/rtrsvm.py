@@ -561,7 +561,9 @@ class Pair(Topology):
 
 
 def build_initrd(kdir, modules_dir, selftests_dir, extra_files, workdir, cache):
-    """Concatenate the cached base archive and a fresh overlay into one initrd."""
+    """Concatenate the cached base archive and a fresh overlay into one initrd.
+    The overlay is /opt/rtrs-rs: modules/, selftests/, and each of
+    extra_files (a file, or a directory with what is below it)."""
     scripts = os.path.dirname(os.path.abspath(__file__))
     base = os.path.join(cache, "initramfs", "base.cpio")
     os.makedirs(os.path.dirname(base), exist_ok=True)
@@ -575,7 +577,10 @@ def build_initrd(kdir, modules_dir, selftests_dir, extra_files, workdir, cache):
                 shutil.copy(os.path.join(modules_dir, f), os.path.join(stage, "modules"))
     shutil.copytree(selftests_dir, os.path.join(stage, "selftests"))
     for f in extra_files:
-        shutil.copy(f, stage)
+        if os.path.isdir(f):
+            shutil.copytree(f, os.path.join(stage, os.path.basename(f)), symlinks=True)
+        else:
+            shutil.copy(f, stage)
     overlay = os.path.join(workdir, "overlay.cpio")
     subprocess.run([os.path.join(scripts, "initramfs"), "overlay", overlay, stage], check=True)
     initrd = os.path.join(workdir, "initrd.cpio")
