@@ -75,8 +75,9 @@ impl Params {
     /// `check_module_params()`: EINVAL, with C's two messages (which check
     /// failed, then that the load failed), if unusable.
     pub(crate) fn check(&self) -> Result {
-        // The values as the user gave them: C prints them signed.
-        let (depth, chunk) = (SESS_QUEUE_DEPTH.value(), MAX_CHUNK_SIZE.value());
+        // As the user gave them (C prints them signed): `get` keeps the
+        // parameters' bits.
+        let (depth, chunk) = (self.queue_depth as i32, self.max_chunk_size as i32);
         imm::check_chunk_params(depth, chunk).map_err(|bad| {
             match bad {
                 BadChunkParams::QueueDepth => pr_err!(
