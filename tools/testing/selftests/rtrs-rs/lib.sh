@@ -356,6 +356,33 @@ fio_verify() {
 	return $rc
 }
 
+# fio_loop <tag> <MiB> <dev>: verified fio runs on <dev>, back to back,
+# until /tmp/<tag>-stop exists; run it in the background. Run n writes <MiB>
+# of 4k blocks at QD16 from offset (n % 32) * <MiB> and reads them back.
+# Per run it appends to /tmp/<tag>-max its longest IO in ms (the larger of
+# read and write clat max) and to /tmp/<tag>-ios its count of 4k IOs, and
+# writes the number of runs done to /tmp/<tag>-runs; a run that failed adds
+# a line to /tmp/<tag>-fails. It clears those files first.
+fio_loop() {
+	local tag=$1 mib=$2 dev=$3 n=0 out rc
+	rm -f "/tmp/$tag-stop" "/tmp/$tag-fails" "/tmp/$tag-runs" "/tmp/$tag-max" "/tmp/$tag-ios"
+	while [ ! -e "/tmp/$tag-stop" ]; do
+		out=$(fio --name="$tag" --filename="$dev" --ioengine=libaio --direct=1 \
+			--rw=randwrite --bs=4k --iodepth=16 --size="${mib}M" --offset=$((n % 32 * mib))M \
+			--verify=crc32c --verify_fatal=1 --do_verify=1 --output-format=terse 2>&1)
+		rc=$?
+		if [ $rc != 0 ]; then
+			echo "run $n: status $rc: $(echo "$out" | grep -m3 -E 'err|verify|bad' | xargs)" >>"/tmp/$tag-fails"
+		fi
+		# terse v3: fields 6 and 47 are KiB read and written, 15 and 56
+		# the read and write clat max in us.
+		echo "$out" | grep '^3;' | awk -F';' '{m = $15 > $56 ? $15 : $56; print int(m / 1000)}' >>"/tmp/$tag-max"
+		echo "$out" | grep '^3;' | awk -F';' '{print ($6 + $47) / 4}' >>"/tmp/$tag-ios"
+		n=$((n + 1))
+		echo $n >"/tmp/$tag-runs"
+	done
+}
+
 # rnbd_fio_matrix <label> <dev> <offset MiB>: four verified fio runs of 4 MiB
 # on the mapped <dev> from <offset> on, one test case each, that together
 # cover the RNBD issue's matrix: 4k random at QD64 (libaio), 64k sequential

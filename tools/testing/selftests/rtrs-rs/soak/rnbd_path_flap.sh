@@ -57,26 +57,9 @@ wait_for 60 test -b /dev/rnbd0 && wait_for 60 both_connected || bail "the two pa
 echo round-robin >"$ccls/$sess/mpath_policy"
 for i in 0 1; do echo 1 >"$(pdir $i)/stats/reset_all"; done
 
-# Verified fio runs, back to back, until told to stop: each writes 2 MiB of
-# 4k blocks at QD16 and reads them back (a few seconds a run, so that runs
-# end and start throughout the flaps). fio's own IO count goes to a file.
-rm -f /tmp/flap-stop /tmp/flap-fails /tmp/flap-runs /tmp/flap-ios
-(
-	n=0
-	while [ ! -e /tmp/flap-stop ]; do
-		out=$(fio --name=flap --filename=/dev/rnbd0 --ioengine=libaio --direct=1 \
-			--rw=randwrite --bs=4k --iodepth=16 --size=2M --offset=$((n % 32 * 2))M \
-			--verify=crc32c --verify_fatal=1 --do_verify=1 --output-format=terse 2>&1)
-		rc=$?
-		if [ $rc != 0 ]; then
-			echo "run $n: status $rc: $(echo "$out" | grep -m3 -E 'err|verify|bad' | xargs)" >>/tmp/flap-fails
-		fi
-		# terse v3: field 6 is KiB read, field 47 KiB written: 4 KiB an IO.
-		echo "$out" | tail -1 | awk -F';' '{print ($6 + $47) / 4}' >>/tmp/flap-ios
-		n=$((n + 1))
-		echo $n >/tmp/flap-runs
-	done
-) &
+# Verified fio runs of 2 MiB, back to back (a few seconds a run, so that
+# runs end and start throughout the flaps); fio's own IO count is kept.
+fio_loop flap 2 /dev/rnbd0 &
 
 # flap_sysfs <path index>: FLAPS rounds of disconnect, wait, reconnect, wait.
 flap_sysfs() {

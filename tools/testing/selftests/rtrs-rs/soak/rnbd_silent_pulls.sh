@@ -45,25 +45,9 @@ for p in "$ccls/$sess"/paths/*; do paths+=("$(basename "$p")"); done
 wait_for 60 test -b /dev/rnbd0 && wait_for 60 both_connected || bail "the two paths did not come up"
 echo round-robin >"$ccls/$sess/mpath_policy"
 
-# Verified fio runs, back to back, until told to stop: each writes 4 MiB of
-# 4k blocks at QD16 and reads them back; the longest IO of each run (terse
-# v3: fields 15 and 56, read and write clat max, in us) goes to a file.
-rm -f /tmp/pulls-stop /tmp/pulls-fails /tmp/pulls-runs /tmp/pulls-max /tmp/pulls-answered /tmp/pulls-chunks
-(
-	n=0
-	while [ ! -e /tmp/pulls-stop ]; do
-		out=$(fio --name=pulls --filename=/dev/rnbd0 --ioengine=libaio --direct=1 \
-			--rw=randwrite --bs=4k --iodepth=16 --size=4M --offset=$((n % 32 * 4))M \
-			--verify=crc32c --verify_fatal=1 --do_verify=1 --output-format=terse 2>&1)
-		rc=$?
-		if [ $rc != 0 ]; then
-			echo "run $n: status $rc: $(echo "$out" | grep -m3 -E 'err|verify|bad' | xargs)" >>/tmp/pulls-fails
-		fi
-		echo "$out" | grep '^3;' | awk -F';' '{m = $15 > $56 ? $15 : $56; print int(m / 1000)}' >>/tmp/pulls-max
-		n=$((n + 1))
-		echo $n >/tmp/pulls-runs
-	done
-) &
+# Verified fio runs of 4 MiB, back to back, the longest IO of each kept.
+rm -f /tmp/pulls-answered /tmp/pulls-chunks
+fio_loop pulls 4 /dev/rnbd0 &
 
 # pull <path index>: PULLS rounds of the link going silent until the path
 # leaves connected, then back until it is connected again.
