@@ -34,7 +34,7 @@ pub(crate) use rtrs_common::name::NameBuf;
 use rtrs_common::now_ns;
 use rtrs_common::slots::ConSlots;
 use rtrs_common::sockaddr::same_addr;
-use rtrs_proto::ext::server_answer;
+use rtrs_proto::ext::{server_answer, MSG_FENCE_F};
 use rtrs_proto::imm::{ChunkLayout, Imm};
 use rtrs_proto::msg::{
     ConnReq, InfoReq, InfoRsp, IoReq, IoReqFault, RdmaMsg, RkeyRsp, SgDesc, SgList, Uuid,
@@ -307,7 +307,8 @@ impl Path {
                 sess: sess.clone(),
                 uuid: msg.sess_uuid,
                 id: sess.ctx.new_path_id(others),
-                version: server_answer(msg.version, super::params::proto_ext()),
+                // What this server does of 2.1: it answers fences.
+                version: server_answer(msg.version, super::params::proto_ext(), MSG_FENCE_F),
                 cid_num: msg.cid_num,
                 recon_cnt: msg.recon_cnt,
                 src_addr,
