@@ -54,10 +54,55 @@ pub const MSG_READ_RSP_F: u32 = 1 << 9;
 /// What a path negotiated.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Ext {
+    /// The minor version the path runs: 0, or 1 for 2.1.
+    pub minor: u8,
     /// The server answers [`super::imm::Imm::Fence`].
     pub fence: bool,
     /// The server answers READs with a [`ReadRsp`].
     pub read_rsp: bool,
+}
+
+impl Ext {
+    /// What a path runs whose server answered CON_RSP's `version` and
+    /// `flags` (flags of 2.1 mean nothing in 2.0).
+    pub const fn negotiated(version: u16, flags: u32) -> Ext {
+        if version >> 8 == PROTO_VER_MAJOR && version & 0xff >= 1 {
+            Ext {
+                minor: 1,
+                fence: flags & MSG_FENCE_F != 0,
+                read_rsp: flags & MSG_READ_RSP_F != 0,
+            }
+        } else {
+            Ext {
+                minor: 0,
+                fence: false,
+                read_rsp: false,
+            }
+        }
+    }
+
+    /// The path's protocol as a sysfs file shows it: the version, then
+    /// the 2.1 features it uses (`2.0`, `2.1 fence read_rsp`).
+    pub const fn sysfs_str(&self) -> &'static str {
+        match (self.minor, self.fence, self.read_rsp) {
+            (0, _, _) => "2.0",
+            (_, false, false) => "2.1",
+            (_, true, false) => "2.1 fence",
+            (_, false, true) => "2.1 read_rsp",
+            (_, true, true) => "2.1 fence read_rsp",
+        }
+    }
+
+    /// The same for a log line.
+    pub const fn log_str(&self) -> &'static str {
+        match (self.minor, self.fence, self.read_rsp) {
+            (0, _, _) => "RTRS 2.0",
+            (_, false, false) => "RTRS 2.1",
+            (_, true, false) => "RTRS 2.1 with fences",
+            (_, false, true) => "RTRS 2.1 with read responses",
+            (_, true, true) => "RTRS 2.1 with fences and read responses",
+        }
+    }
 }
 
 /// The version a client offers: 2.1 unless it pins 2.0.
@@ -84,10 +129,10 @@ pub const fn server_answer(version: u16, enabled: bool, features: u32) -> (u16, 
 /// What a client that offered 2.1 (`enabled`) runs with, given the
 /// server's CON_RSP `version` and `flags`.
 pub const fn client_ext(version: u16, flags: u32, enabled: bool) -> Ext {
-    let ext = enabled && version >> 8 == PROTO_VER_MAJOR && version & 0xff >= 1;
-    Ext {
-        fence: ext && flags & MSG_FENCE_F != 0,
-        read_rsp: ext && flags & MSG_READ_RSP_F != 0,
+    if enabled {
+        Ext::negotiated(version, flags)
+    } else {
+        Ext::negotiated(super::msg::PROTO_VER, 0)
     }
 }
 
@@ -125,6 +170,60 @@ impl ReadRsp {
     pub const SIZE: usize = 12;
     /// The largest errno magnitude (the kernel's `MAX_ERRNO`).
     const MAX_ERRNO: i16 = 4095;
+    /// `EIO`.
+    const EIO: i16 = 5;
+
+    /// The server's answer to READ `msg_id` that ended with `errno` (0 or
+    /// a negative errno; a positive one or one past `MAX_ERRNO` goes as
+    /// -EIO), with the chunk's new key `rkey` if it re-registered it.
+    pub fn new(msg_id: u16, errno: i32, rkey: Option<u32>) -> Self {
+        let errno = match i16::try_from(errno) {
+            Ok(e) if (-Self::MAX_ERRNO..=0).contains(&e) => e,
+            _ => -Self::EIO,
+        };
+        ReadRsp {
+            msg_id,
+            errno,
+            flags: if rkey.is_some() {
+                READ_RSP_NEW_RKEY_F
+            } else {
+                0
+            },
+            rkey: rkey.unwrap_or(0),
+        }
+    }
+
+    /// Checks a decoded answer against the client's requests, as the
+    /// client must before it completes one: the path's `queue_depth`
+    /// requests, what `slot` says of request `msg_id`, `new_rkey` if the
+    /// server re-registers its chunks (CON_RSP's `MSG_NEW_RKEY_F`), and
+    /// `inval`, the key the SEND_WITH_INV invalidated, if it did. Returns
+    /// whether the server invalidated the request's registration, so the
+    /// client need not.
+    pub fn check(
+        &self,
+        queue_depth: u32,
+        new_rkey: bool,
+        inval: Option<u32>,
+        slot: impl FnOnce(u16) -> Slot,
+    ) -> Result<bool, ReadRspFault> {
+        if u32::from(self.msg_id) >= queue_depth {
+            return Err(ReadRspFault::NoSuchRequest);
+        }
+        if (self.flags & READ_RSP_NEW_RKEY_F != 0) != new_rkey {
+            return Err(ReadRspFault::Rkey);
+        }
+        let key = match slot(self.msg_id) {
+            Slot::Idle => return Err(ReadRspFault::NotInFlight),
+            Slot::Write => return Err(ReadRspFault::NotARead),
+            Slot::Read { key } => key,
+        };
+        match (inval, key) {
+            (None, _) => Ok(false),
+            (Some(i), Some(k)) if i == k => Ok(true),
+            (Some(_), _) => Err(ReadRspFault::Inval),
+        }
+    }
 
     /// Writes the message into the first [`Self::SIZE`] bytes of `buf`.
     pub fn encode(&self, buf: &mut [u8]) -> Result<usize, Error> {
@@ -168,6 +267,39 @@ impl ReadRsp {
     }
 }
 
+/// What the client has in the request slot a [`ReadRsp`] names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    /// No IO is waiting for an answer there: none, or one already
+    /// answered.
+    Idle,
+    /// A WRITE waits for its answer (an IMM, as in 2.0).
+    Write,
+    /// A READ waits for its answer; `key` is the key of its registered
+    /// pages, which the server may invalidate with the answer.
+    Read {
+        /// The key of the registration, if the READ registered pages.
+        key: Option<u32>,
+    },
+}
+
+/// Why a client refuses a [`ReadRsp`] that decoded well: each closes the
+/// path, since the server answered what it was not asked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadRspFault {
+    /// `msg_id` is past the path's requests.
+    NoSuchRequest,
+    /// No IO waits for an answer in that slot.
+    NotInFlight,
+    /// The IO there is a WRITE.
+    NotARead,
+    /// A new key where the server does not re-register its chunks, or
+    /// none where it does.
+    Rkey,
+    /// It invalidated a key that is not the READ's registration.
+    Inval,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,6 +315,7 @@ mod tests {
         assert_eq!(
             client_ext(v, f, true),
             Ext {
+                minor: 1,
                 fence: true,
                 read_rsp: true
             }
@@ -198,7 +331,13 @@ mod tests {
         // A later 2.x offers at least what 2.1 has.
         assert_eq!(server_answer(0x0203, true, ALL), (PROTO_VER_EXT, ALL));
         // 2.1 without the flags: neither.
-        assert_eq!(client_ext(PROTO_VER_EXT, 0, true), Ext::default());
+        assert_eq!(
+            client_ext(PROTO_VER_EXT, 0, true),
+            Ext {
+                minor: 1,
+                ..Ext::default()
+            }
+        );
         // A server offers only what it does, and a C flag passes by.
         assert_eq!(
             server_answer(PROTO_VER_EXT, true, MSG_FENCE_F | 1 << 1),
@@ -207,6 +346,7 @@ mod tests {
         assert_eq!(
             client_ext(PROTO_VER_EXT, MSG_FENCE_F, true),
             Ext {
+                minor: 1,
                 fence: true,
                 read_rsp: false
             }
@@ -272,5 +412,78 @@ mod tests {
         assert!(bad(&|c| c[4..6].copy_from_slice(&(-4095i16).to_le_bytes())).is_ok());
         assert_eq!(bad(&|c| c[6] = 2), Err(Error::Inval));
         assert_eq!(bad(&|c| c[8] = 1), Err(Error::Inval)); // a key without the flag
+    }
+
+    #[test]
+    fn what_paths_show() {
+        let ext = |v, f| Ext::negotiated(v, f).sysfs_str();
+        assert_eq!(ext(PROTO_VER, ALL), "2.0");
+        assert_eq!(ext(PROTO_VER_EXT, 0), "2.1");
+        assert_eq!(ext(PROTO_VER_EXT, MSG_FENCE_F), "2.1 fence");
+        assert_eq!(ext(PROTO_VER_EXT, MSG_READ_RSP_F), "2.1 read_rsp");
+        assert_eq!(ext(PROTO_VER_EXT, ALL), "2.1 fence read_rsp");
+        assert_eq!(Ext::default().log_str(), "RTRS 2.0");
+        assert_eq!(
+            Ext::negotiated(PROTO_VER_EXT, ALL).log_str(),
+            "RTRS 2.1 with fences and read responses"
+        );
+    }
+
+    #[test]
+    fn read_rsp_new_keeps_errno_in_range() {
+        assert_eq!(ReadRsp::new(7, 0, None).errno, 0);
+        assert_eq!(ReadRsp::new(7, -5, None).errno, -5);
+        assert_eq!(ReadRsp::new(7, -4095, None).errno, -4095);
+        assert_eq!(ReadRsp::new(7, -4096, None).errno, -5);
+        assert_eq!(ReadRsp::new(7, 5, None).errno, -5);
+        assert_eq!(ReadRsp::new(7, i32::MIN, None).errno, -5);
+        let k = ReadRsp::new(7, 0, Some(0xabcd));
+        assert_eq!((k.flags, k.rkey), (READ_RSP_NEW_RKEY_F, 0xabcd));
+        // What the server makes, the client takes.
+        let mut b = [0u8; ReadRsp::SIZE];
+        for r in [ReadRsp::new(1, -4096, None), k] {
+            r.encode(&mut b).unwrap();
+            assert_eq!(ReadRsp::decode(&b), Ok(r));
+        }
+    }
+
+    #[test]
+    fn read_rsp_checked_against_the_requests() {
+        let read = |key| move |_| Slot::Read { key };
+        let rsp = ReadRsp::new(3, 0, None);
+        // A READ without pages, and one whose key the server invalidated.
+        assert_eq!(rsp.check(4, false, None, read(None)), Ok(false));
+        assert_eq!(rsp.check(4, false, None, read(Some(9))), Ok(false));
+        assert_eq!(rsp.check(4, false, Some(9), read(Some(9))), Ok(true));
+        // Past the requests, before the slot is looked at.
+        assert_eq!(
+            rsp.check(3, false, None, |_| unreachable!()),
+            Err(ReadRspFault::NoSuchRequest)
+        );
+        assert_eq!(
+            rsp.check(4, false, None, |_| Slot::Idle),
+            Err(ReadRspFault::NotInFlight)
+        );
+        assert_eq!(
+            rsp.check(4, false, None, |_| Slot::Write),
+            Err(ReadRspFault::NotARead)
+        );
+        // Another key invalidated, or one where nothing was registered.
+        assert_eq!(
+            rsp.check(4, false, Some(8), read(Some(9))),
+            Err(ReadRspFault::Inval)
+        );
+        assert_eq!(
+            rsp.check(4, false, Some(8), read(None)),
+            Err(ReadRspFault::Inval)
+        );
+        // A new key exactly when the server re-registers its chunks.
+        assert_eq!(
+            rsp.check(4, true, None, read(None)),
+            Err(ReadRspFault::Rkey)
+        );
+        let k = ReadRsp::new(3, -5, Some(1));
+        assert_eq!(k.check(4, true, None, read(None)), Ok(false));
+        assert_eq!(k.check(4, false, None, read(None)), Err(ReadRspFault::Rkey));
     }
 }
