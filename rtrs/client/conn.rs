@@ -5,8 +5,10 @@
 //! buffers, and what its completions mean (IO responses as immediate data,
 //! new rkeys, INFO_RSP). The connection itself is `rtrs_common::con::Con`.
 
+use super::abi::Dir;
 use super::path::Path;
 use super::req::ReqSet;
+use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 use rb::once::SetOnce;
@@ -14,9 +16,9 @@ use rb_rdma::{CmEvent, CmIdRef, Cqe, CqeHandler, DmaBuf, DmaDirection, RecvWr, S
 use rtrs_common::con::{Rx, Side, WcError};
 use rtrs_common::hb::Hb;
 use rtrs_proto::con::{CloseConfirm, CmCell, CmOutcome};
-use rtrs_proto::ext::client_offer;
+use rtrs_proto::ext::{client_offer, ReadRsp, Slot, READ_RSP_NEW_RKEY_F};
 use rtrs_proto::imm::Imm;
-use rtrs_proto::msg::{ConnReq, ConnRsp, InfoReq, InfoRsp, RkeyRsp};
+use rtrs_proto::msg::{ConnReq, ConnRsp, InfoReq, InfoRsp, RkeyRsp, MSG_NEW_RKEY_F, PROTO_VER};
 use rtrs_proto::state::{CltState, StateCell};
 
 /// `RTRS_CONNECT_TIMEOUT_MS`.
@@ -25,15 +27,23 @@ pub(crate) const CONNECT_TIMEOUT_MS: u32 = 30_000;
 /// A connection of a client path.
 pub(crate) type Con = rtrs_common::con::Con<Path>;
 
-/// One receive buffer for RKEY_RSP messages (`rsp_ius`), all in one
-/// mapping per connection.
+/// The size of a receive buffer of the ring: room for an RKEY_RSP, and
+/// for the READ_RSP of RTRS 2.1.
+const RSP_IU_SIZE: usize = if ReadRsp::SIZE > RkeyRsp::SIZE {
+    ReadRsp::SIZE
+} else {
+    RkeyRsp::SIZE
+};
+
+/// One receive buffer for RKEY_RSP and READ_RSP messages (`rsp_ius`), all
+/// in one mapping per connection.
 pub(crate) struct RspIu {
     cqe: Cqe<RspIu>,
     idx: u32,
 }
 rb_rdma::impl_has_cqe!(impl HasCqe<0> for RspIu { self.cqe });
 
-/// The RKEY_RSP receive buffers of a connection.
+/// The RKEY_RSP and READ_RSP receive buffers of a connection.
 pub(crate) struct RspRing {
     ius: KVec<RspIu>,
     buf: DmaBuf,
@@ -44,7 +54,7 @@ pub(crate) struct RspRing {
 
 impl RspRing {
     fn new(dev: &rb_rdma::Device, n: u32, lkey: u32) -> Result<Self> {
-        let buf = DmaBuf::new(dev, n as usize * RkeyRsp::SIZE, DmaDirection::FromDevice)?;
+        let buf = DmaBuf::new(dev, n as usize * RSP_IU_SIZE, DmaDirection::FromDevice)?;
         let mut ius = KVec::with_capacity(n as usize, GFP_KERNEL)?;
         for idx in 0..n {
             ius.push(
@@ -71,11 +81,15 @@ pub(crate) struct ConExt {
     /// Whether the server confirmed the close of the established
     /// connection: until then its QP may still take writes.
     close: StateCell<CloseConfirm>,
-    /// The RKEY_RSP receive buffers, when the server sends new rkeys (and
-    /// always on the service connection).
+    /// The receive buffers, when the server sends new rkeys or READ_RSP
+    /// messages (and always on the service connection, made before the
+    /// client knows).
     rsp: SetOnce<RspRing>,
     /// The request slots of its connection set, once the path is up.
     reqs: SetOnce<Arc<ReqSet>>,
+    /// The version CON_REQ offered (`proto_ext` when it was sent): what
+    /// CON_RSP is read against, however `proto_ext` changed since.
+    offered: SetOnce<u16>,
 }
 
 impl ConExt {
@@ -90,7 +104,13 @@ impl ConExt {
             close: StateCell::new(CloseConfirm::NotEstablished),
             rsp: SetOnce::new(),
             reqs: SetOnce::new(),
+            offered: SetOnce::new(),
         }
+    }
+
+    /// Whether CON_REQ offered RTRS 2.1.
+    pub(crate) fn offered_ext(&self) -> bool {
+        self.offered.get().is_some_and(|&v| v != PROTO_VER)
     }
 
     /// The request set, once the path is connected.
@@ -129,7 +149,7 @@ fn create_qp(id: &CmIdRef<Con>) -> Result {
         (wr_limit.min(qd * 4 + 1), wr_limit.min(qd * 3 + 1), 2)
     };
     let pd = path.pd().ok_or(ENODEV)?;
-    if path.new_rkey() || h.cid == 0 {
+    if path.rsp_ring() || h.cid == 0 {
         let _ = h
             .ext
             .rsp
@@ -153,8 +173,10 @@ fn create_qp(id: &CmIdRef<Con>) -> Result {
 fn connect(id: &CmIdRef<Con>) -> Result {
     let h = id.handler();
     let path = &h.path;
+    let version = client_offer(super::params::proto_ext());
+    let _ = h.ext.offered.set(version);
     let req = ConnReq {
-        version: client_offer(super::params::proto_ext()),
+        version,
         cid: h.cid,
         cid_num: path.con_num as u16,
         recon_cnt: h.ext.recon_cnt,
@@ -252,14 +274,14 @@ pub(crate) fn retire(con: &Con) {
     flag_error(con, rb::errno::ECONNABORTED().to_errno());
 }
 
-/// Posts receive `i` of the RKEY_RSP ring.
+/// Posts receive `i` of the ring.
 pub(crate) fn post_rsp_iu(id: &CmIdRef<Con>, i: u32) -> Result {
     let h = id.handler();
     let ring = h.ext.rsp.get().ok_or(EINVAL)?;
-    let off = i as usize * RkeyRsp::SIZE;
+    let off = i as usize * RSP_IU_SIZE;
     let sge = [Sge::new(
         ring.buf.dma_addr(off)?,
-        RkeyRsp::SIZE as u32,
+        RSP_IU_SIZE as u32,
         ring.lkey,
     )];
     id.post_recv(|h: &Con| {
@@ -271,11 +293,12 @@ pub(crate) fn post_rsp_iu(id: &CmIdRef<Con>, i: u32) -> Result {
     })
 }
 
-/// `post_recv_io()`: the receives for IO of this connection.
-pub(crate) fn post_recv_io(id: &CmIdRef<Con>, n: u32) -> Result {
-    let h = id.handler();
+/// `post_recv_io()`: the receives for IO of this connection, `n` buffers
+/// of the ring if `ring` (the server sends messages: RKEY_RSP, READ_RSP),
+/// else empty ones.
+pub(crate) fn post_recv_io(id: &CmIdRef<Con>, n: u32, ring: bool) -> Result {
     for i in 0..n {
-        if h.path.new_rkey() {
+        if ring {
             post_rsp_iu(id, i)?;
         } else {
             Con::post_recv_empty::<1>(id)?;
@@ -321,7 +344,7 @@ fn rkey_rsp(con: &Con, id: &CmIdRef<Con>, wc: &Wc<'_>, i: u32) -> Result {
     }
     let ring = con.ext.rsp.get().ok_or(EINVAL)?;
     let mut b = [0u8; RkeyRsp::SIZE];
-    ring.buf.read(i as usize * RkeyRsp::SIZE, &mut b)?;
+    ring.buf.read(i as usize * RSP_IU_SIZE, &mut b)?;
     let msg = RkeyRsp::decode(&b).map_err(|_| {
         pr_err!("{}: rkey response is malformed\n", path.name());
         EINVAL
@@ -355,6 +378,74 @@ fn rkey_rsp(con: &Con, id: &CmIdRef<Con>, wc: &Wc<'_>, i: u32) -> Result {
             .store(msg.rkey, core::sync::atomic::Ordering::Release);
         path.io_rsp(id, msg_id, errno, w_inval);
     }
+    Ok(())
+}
+
+/// The answer to a READ on a path of RTRS 2.1 with read responses: a
+/// READ_RSP in receive buffer `i`, sent with the invalidation of the READ's
+/// registration if the SEND was a SEND_WITH_INV. Only an answer that names
+/// a READ waiting for it, with a new key exactly when the server
+/// re-registers its chunks, and invalidating nothing but that READ's
+/// registration, completes it; anything else is an error of the server.
+fn read_rsp(con: &Con, id: &CmIdRef<Con>, wc: &Wc<'_>, rs: &ReqSet, i: u32) -> Result {
+    let path = &con.path;
+    let ring = con.ext.rsp.get().ok_or(EINVAL)?;
+    let len = wc.byte_len() as usize;
+    let mut b = [0u8; ReadRsp::SIZE];
+    let msg = match len {
+        ReadRsp::SIZE => {
+            ring.buf.read(i as usize * RSP_IU_SIZE, &mut b)?;
+            ReadRsp::decode(&b).ok()
+        }
+        _ => None,
+    };
+    let Some(msg) = msg else {
+        pr_err!(
+            "{}: read response is malformed: size {}\n",
+            path.name(),
+            len
+        );
+        return Err(EINVAL);
+    };
+    let req = rs.reqs.get(usize::from(msg.msg_id));
+    let new_rkey = rs.srv.flags & MSG_NEW_RKEY_F != 0;
+    let checked = msg.check(
+        rs.reqs.len() as u32,
+        new_rkey,
+        wc.invalidated_rkey(),
+        |_| {
+            let Some(req) = req else {
+                return Slot::Idle;
+            };
+            let st = req.st.lock();
+            match (st.in_use && st.pending.is_none(), st.dir) {
+                (false, _) => Slot::Idle,
+                (true, Dir::Write) => Slot::Write,
+                (true, Dir::Read) => Slot::Read {
+                    key: (st.need_inval && st.mapped.is_some()).then(|| req.mr.rkey()),
+                },
+            }
+        },
+    );
+    let (w_inval, req) = match (checked, req) {
+        (Ok(w_inval), Some(req)) => (w_inval, req),
+        // `check` found the request in range: `req` is there.
+        (Ok(_), None) => return Err(EINVAL),
+        (Err(fault), _) => {
+            pr_err!(
+                "{}: read response for request {} refused: {:?}\n",
+                path.name(),
+                msg.msg_id,
+                fault
+            );
+            return Err(EINVAL);
+        }
+    };
+    if msg.flags & READ_RSP_NEW_RKEY_F != 0 {
+        let slot = rs.rbufs.get(usize::from(msg.msg_id)).ok_or(EINVAL)?;
+        slot.rkey.store(msg.rkey, Ordering::Release);
+    }
+    req.complete(id, i32::from(msg.errno), true, w_inval);
     Ok(())
 }
 
@@ -398,12 +489,13 @@ impl Side for Path {
         pr_err!("{}: RDMA failed: {}\n", con.path.name(), wc.status_msg());
     }
 
-    /// A heartbeat that came in an RKEY_RSP buffer gets it back; else one
-    /// receive for the immediate, and one for the SEND_WITH_INV that came
-    /// before an answer (C's `rtrs_post_recv_empty_x2()`).
+    /// Immediate data that came in a buffer of the ring gives it back;
+    /// else one empty receive for the immediate, and one for the
+    /// SEND_WITH_INV that came before an answer (C's
+    /// `rtrs_post_recv_empty_x2()`).
     fn repost(con: &Con, id: &CmIdRef<Con>, rx: Rx, imm: &Imm) -> Result {
         let ret = match (rx, imm) {
-            (Rx::Iu(i), Imm::HbMsg | Imm::HbAck | Imm::FenceAck { .. }) => post_rsp_iu(id, i),
+            (Rx::Iu(i), _) => post_rsp_iu(id, i),
             (_, Imm::IoRsp { w_inval: true, .. }) => Con::post_recv_empty::<2>(id),
             _ => Con::post_recv_empty::<1>(id),
         };
@@ -431,14 +523,22 @@ impl Side for Path {
         }
     }
 
-    /// Key invalidations from the server (SEND_WITH_INV), and new rkeys
-    /// with the answer of a request (RKEY_RSP); the buffer goes back once
-    /// read.
+    /// Key invalidations from the server (SEND_WITH_INV), new rkeys with
+    /// the answer of a request (RKEY_RSP), and on a path with read
+    /// responses (RTRS 2.1) every SEND without immediate data, the answer
+    /// to a READ; the buffer goes back once read.
     fn recv(con: &Con, id: &CmIdRef<Con>, wc: &Wc<'_>, rx: Rx) {
         let Rx::Iu(i) = rx else {
             return;
         };
-        if wc.invalidated_rkey().is_none() && rkey_rsp(con, id, wc, i).is_err() {
+        let ret = match con.ext.reqs() {
+            Ok(rs) if rs.srv.ext.read_rsp && wc.imm_data().is_none() => {
+                read_rsp(con, id, wc, rs, i)
+            }
+            _ if wc.invalidated_rkey().is_none() => rkey_rsp(con, id, wc, i),
+            _ => Ok(()),
+        };
+        if ret.is_err() {
             con.path.error_recovery();
             return;
         }

@@ -8,7 +8,7 @@ module_param! {
     /// `proto_ext`.
     static PROTO_EXT: BoolParam = BoolParam::new(true);
     name: proto_ext, perm: 0o644,
-    desc: "Offer RTRS 2.1, rtrs-rs's extensions (failover fences), to servers; N pins 2.0 (default: Y)";
+    desc: "Offer RTRS 2.1, rtrs-rs's extensions (failover fences, one-message read responses), to servers; N pins 2.0 (default: Y)";
 }
 
 /// Whether new connections offer RTRS 2.1 (`proto_ext`).

@@ -92,6 +92,13 @@ struct DevInfo {
     max_pages_per_mr: u32,
 }
 
+impl SrvParams {
+    /// The connections receive into buffers of their ring.
+    fn rsp_ring(&self) -> bool {
+        self.flags & MSG_NEW_RKEY_F != 0 || self.ext.read_rsp
+    }
+}
+
 impl DevInfo {
     fn pd(&self) -> &Arc<Pd> {
         self.dev.pd()
@@ -463,8 +470,12 @@ impl Path {
         self.srv().queue_depth
     }
 
-    pub(crate) fn new_rkey(&self) -> bool {
-        self.srv().flags & MSG_NEW_RKEY_F != 0
+    /// Whether the server answers with messages (RKEY_RSP with
+    /// `always_invalidate`, READ_RSP in RTRS 2.1) that the connections
+    /// receive into buffers of their ring, as it told on the last
+    /// connection.
+    pub(crate) fn rsp_ring(&self) -> bool {
+        SrvParams::rsp_ring(&self.srv())
     }
 
     /// Every how many sends one is signalled, once the server told its
@@ -545,7 +556,7 @@ impl Path {
                     } else {
                         qd.min(SERVICE_CON_QUEUE_DEPTH)
                     },
-                    ext: client_ext(rsp.version, rsp.flags, super::params::proto_ext()),
+                    ext: client_ext(rsp.version, rsp.flags, id.handler().ext.offered_ext()),
                     path_id: rsp.path_id,
                 };
                 if let Some(hca) = hca {
@@ -567,11 +578,7 @@ impl Path {
             return Err(rb::errno::ECONNRESET());
         };
         self.core.learn(qd, rsp.max_io_size, pages);
-        if self.srv().ext.fence {
-            pr_info!("{}: RTRS 2.1 with fences\n", self.name());
-        } else {
-            pr_info!("{}: RTRS 2.0\n", self.name());
-        }
+        pr_info!("{}: {}\n", self.name(), self.srv().ext.log_str());
         Ok(())
     }
 
@@ -707,7 +714,7 @@ impl Path {
                 srv.queue_depth
             } * 2;
             self.cons
-                .with(cid as u16, |id| conn::post_recv_io(id, q))
+                .with(cid as u16, |id| conn::post_recv_io(id, q, srv.rsp_ring()))
                 .inspect_err(|e| {
                     pr_err!("{}: post_recv_io(), err: {}\n", self.name(), e.to_errno())
                 })?;

@@ -2,12 +2,13 @@
 
 //! The client's sysfs (`rtrs-clt-sysfs.c`, `rtrs-clt-stats.c`), as
 //! `Documentation/ABI/testing/sysfs-class-rtrs-client` and the C code
-//! lay it out:
+//! lay it out, and ours, `protocol`:
 //!
 //! ```text
 //! /sys/class/rtrs-client/<sessname>/{max_reconnect_attempts,mpath_policy,add_path}
 //!                                  /paths/<src@dst>/{hca_name,hca_port,src_addr,dst_addr,state,
-//!                                                    reconnect,disconnect,remove_path,cur_latency}
+//!                                                    reconnect,disconnect,remove_path,cur_latency,
+//!                                                    protocol}
 //!                                  /paths/<src@dst>/stats/{cpu_migration_from,cpu_migration_to,
 //!                                                          reconnects,rdma,reset_all}
 //! ```
@@ -33,7 +34,10 @@ use rb::net::SockAddr;
 use rb::sysfs::{attributes, Attribute, Attributes, Class, Device, Kobject, Page, Store};
 use rb_rtrs::addr_bytes_to_sockaddr;
 use rtrs_common::name::NameBuf;
-use rtrs_common::sysfs::{shown, Disconnect, DstAddr, HcaName, HcaPort, PathDirData, SrcAddr};
+use rtrs_common::sysfs::{
+    shown, Disconnect, DstAddr, HcaName, HcaPort, PathDirData, Protocol, SrcAddr,
+};
+use rtrs_proto::ext::Ext;
 use rtrs_proto::path_sel::MpPolicy;
 use rtrs_proto::reconnect::{parse_max_reconnect_attempts, MAX_MAX_RECONN_ATT, MIN_MAX_RECONN_ATT};
 use rtrs_proto::state::CltState;
@@ -295,6 +299,11 @@ impl PathDirData for PathDir {
         self.path.close_conns(true);
         Ok(())
     }
+
+    /// What the server answered on the last connection.
+    fn ext(&self) -> Ext {
+        self.path.srv().ext
+    }
 }
 
 /// `state`.
@@ -388,7 +397,8 @@ static PATH_ATTRS: Attributes<PathDir> = attributes!(
     Reconnect,
     Disconnect<PathDir>,
     RemovePath,
-    CurLatency
+    CurLatency,
+    Protocol<PathDir>
 );
 
 /// The data of `paths/<src@dst>/stats/`.

@@ -2,8 +2,9 @@
 
 //! What the sysfs of both sides shares (`rtrs-clt-sysfs.c`,
 //! `rtrs-srv-sysfs.c`): the files every path directory has (`hca_name`,
-//! `hca_port`, `src_addr`, `dst_addr`, `disconnect`), addresses printed as
-//! `rtrs-core` prints them, and a path directory's name.
+//! `hca_port`, `src_addr`, `dst_addr`, `disconnect`, and ours, `protocol`),
+//! addresses printed as `rtrs-core` prints them, and a path directory's
+//! name.
 
 use crate::name::NameBuf;
 use core::fmt::Write;
@@ -13,6 +14,7 @@ use kernel::str::{BStr, CStr};
 use rb::net::SockAddr;
 use rb::sysfs::{Attribute, Page, Store};
 use rb_rtrs::{addr_to_str, sockaddr_to_str};
+use rtrs_proto::ext::Ext;
 use rtrs_proto::msg::NAME_MAX;
 
 /// Writes `addr` as `rtrs-core`'s `sockaddr_to_str()` prints it, and a
@@ -52,6 +54,9 @@ pub trait PathDirData: Send + Sync + 'static {
     /// A write of `input` to `disconnect` (`file`): the client closes the
     /// path's connections, the server the path, removing its directory.
     fn disconnect(&self, file: &CStr, input: &[u8], ctx: &mut Store<'_>) -> Result;
+
+    /// What the path negotiated of RTRS 2.1 (`protocol`).
+    fn ext(&self) -> Ext;
 }
 
 /// `hca_name`.
@@ -110,6 +115,21 @@ impl<D: PathDirData> Attribute for DstAddr<D> {
 
     fn show(d: &D, page: &mut Page<'_>) -> Result {
         write_sockaddr(page, &d.addrs().1)
+    }
+}
+
+/// `protocol`, ours (C has no such file): the protocol version the path
+/// runs and the RTRS 2.1 features it uses, e.g. `2.1 fence read_rsp`.
+pub struct Protocol<D>(PhantomData<D>);
+
+#[vtable]
+impl<D: PathDirData> Attribute for Protocol<D> {
+    type Data = D;
+    const NAME: &'static CStr = kernel::c_str!("protocol");
+    const MODE: u16 = 0o444;
+
+    fn show(d: &D, page: &mut Page<'_>) -> Result {
+        Ok(writeln!(page, "{}", d.ext().sysfs_str())?)
     }
 }
 

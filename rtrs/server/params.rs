@@ -35,7 +35,7 @@ module_param! {
     /// `proto_ext`: ours.
     static PROTO_EXT: BoolParam = BoolParam::new(true);
     name: proto_ext, perm: 0o644,
-    desc: "Speak RTRS 2.1, rtrs-rs's extensions (failover fences), with clients that offer it; N pins 2.0 (default: Y)";
+    desc: "Speak RTRS 2.1, rtrs-rs's extensions (failover fences, one-message read responses), with clients that offer it; N pins 2.0 (default: Y)";
 }
 
 /// Whether new paths may run RTRS 2.1 (`proto_ext`, read when a path

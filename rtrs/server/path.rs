@@ -34,11 +34,11 @@ pub(crate) use rtrs_common::name::NameBuf;
 use rtrs_common::now_ns;
 use rtrs_common::slots::ConSlots;
 use rtrs_common::sockaddr::same_addr;
-use rtrs_proto::ext::server_answer;
+use rtrs_proto::ext::{server_answer, Ext, ReadRsp, MSG_FENCE_F, MSG_READ_RSP_F};
 use rtrs_proto::imm::{ChunkLayout, Imm};
 use rtrs_proto::msg::{
     ConnReq, InfoReq, InfoRsp, IoReq, IoReqFault, RdmaMsg, RkeyRsp, SgDesc, SgList, Uuid,
-    MAX_PATHS_NUM, MSG_NEED_INVAL_F, PROTO_VER, SERVICE_CON_QUEUE_DEPTH,
+    MAX_PATHS_NUM, MSG_NEED_INVAL_F, SERVICE_CON_QUEUE_DEPTH,
 };
 use rtrs_proto::state::{is_zombie, Changed, SrvState, StateCell};
 
@@ -173,6 +173,12 @@ pub(crate) struct Path {
     /// The version it answers (2.1 if the client offered it and
     /// `proto_ext` allows), and the CON_RSP flags that go with it.
     pub(crate) version: (u16, u32),
+    /// The READ_RSP message buffer of each chunk, when the path answers
+    /// READs with one (RTRS 2.1, `MSG_READ_RSP_F`), else empty. A chunk's
+    /// buffer is written only by the answer to the chunk's IO, and read by
+    /// the device before the client can have the answer, so before the
+    /// chunk's next IO can come.
+    read_rsp_ius: KVec<Pin<KBox<SpinLockIrq<DmaBuf>>>>,
     pub(crate) cid_num: u16,
     pub(crate) recon_cnt: u16,
     pub(crate) src_addr: SockAddr,
@@ -294,6 +300,26 @@ impl Path {
             )?;
         }
 
+        // What this server does of 2.1: it answers fences, and READs with
+        // one message.
+        let version = server_answer(
+            msg.version,
+            super::params::proto_ext(),
+            MSG_FENCE_F | MSG_READ_RSP_F,
+        );
+        let read_rsp_ius = if Ext::negotiated(version.0, version.1).read_rsp {
+            let mut ius = KVec::with_capacity(qd as usize, GFP_KERNEL)?;
+            for _ in 0..qd {
+                let buf = DmaBuf::new(dev, ReadRsp::SIZE, DmaDirection::ToDevice)?;
+                ius.push(
+                    KBox::pin_init(new_spinlock_irq!(buf, "rtrs_srv_read_rsp_iu"), GFP_KERNEL)?,
+                    GFP_KERNEL,
+                )?;
+            }
+            ius
+        } else {
+            KVec::new()
+        };
         let mut op_state = KVec::with_capacity(qd as usize, GFP_KERNEL)?;
         for _ in 0..qd {
             op_state.push(OpState::default(), GFP_KERNEL)?;
@@ -307,7 +333,8 @@ impl Path {
                 sess: sess.clone(),
                 uuid: msg.sess_uuid,
                 id: sess.ctx.new_path_id(others),
-                version: server_answer(msg.version, super::params::proto_ext()),
+                version,
+                read_rsp_ius,
                 cid_num: msg.cid_num,
                 recon_cnt: msg.recon_cnt,
                 src_addr,
@@ -346,6 +373,11 @@ impl Path {
 
     pub(crate) fn state(&self) -> SrvState {
         self.state.get()
+    }
+
+    /// What the path runs of RTRS 2.1.
+    pub(crate) fn ext(&self) -> Ext {
+        Ext::negotiated(self.version.0, self.version.1)
     }
 
     /// `rtrs_srv_change_state()`.
@@ -486,11 +518,7 @@ impl Path {
         }
         let msg = this.sess.ctx.accept_msg(qd, &this);
         if cid == 0 {
-            if this.version.0 != PROTO_VER {
-                pr_info!("{}: RTRS 2.1 with fences\n", this.name());
-            } else {
-                pr_info!("{}: RTRS 2.0\n", this.name());
-            }
+            pr_info!("{}: {}\n", this.name(), this.ext().log_str());
         }
         let accept = rb_rdma::ConnParam {
             private_data: &msg,
@@ -818,6 +846,9 @@ impl Path {
         data: Option<(SendOp<'static>, Sge)>,
     ) -> Result {
         let st = self.op_state.get(id as usize).ok_or(EINVAL)?;
+        if !self.read_rsp_ius.is_empty() && st.read.load(Ordering::Relaxed) {
+            return self.post_read_rsp(conn, id, errno, data);
+        }
         let inval = st.inval_key();
         let always = self.params().always_invalidate;
         let rkey_sge = if always {
@@ -868,6 +899,70 @@ impl Path {
                     flags,
                 ),
             })
+        })
+    }
+
+    /// Writes the READ_RSP of chunk `id` into its buffer: its SGE.
+    fn read_rsp_sge(&self, id: u32, rsp: &ReadRsp) -> Result<Sge> {
+        let iu = self.read_rsp_ius.get(id as usize).ok_or(EINVAL)?;
+        let mut buf = iu.lock();
+        let mut msg = [0u8; ReadRsp::SIZE];
+        rsp.encode(&mut msg).map_err(rtrs_common::kerr)?;
+        buf.write(0, &msg)?;
+        Ok(Sge::new(
+            buf.dma_addr(0)?,
+            ReadRsp::SIZE as u32,
+            self.pd.local_dma_lkey(),
+        ))
+    }
+
+    /// The answer to READ `id` on a path of RTRS 2.1 with
+    /// `MSG_READ_RSP_F`, in one chain: its data (`data`, if it succeeded
+    /// and has any), the chunk's re-registration with
+    /// `always_invalidate`, then one SEND whose payload is a `ReadRsp`
+    /// (the errno, and the chunk's new key), a SEND_WITH_INV of the
+    /// client's key if the request asked for it. The re-registration comes
+    /// before the SEND, so the key is valid when the client learns it.
+    fn post_read_rsp(
+        &self,
+        conn: &CmIdRef<Con>,
+        id: u32,
+        errno: i32,
+        data: Option<(SendOp<'static>, Sge)>,
+    ) -> Result {
+        let st = self.op_state.get(id as usize).ok_or(EINVAL)?;
+        let inval = st.inval_key();
+        let always = self.params().always_invalidate;
+        let new_key = match always {
+            true => Some(self.mrs.get(id as usize).ok_or(EINVAL)?.mr.rkey()),
+            false => None,
+        };
+        let msg_id = u16::try_from(id).map_err(|_| EINVAL)?;
+        let rsp_sge = [self.read_rsp_sge(id, &ReadRsp::new(msg_id, errno, new_key))?];
+        let data_sge = data.map(|(_, sge)| [sge]);
+        let flags = conn.handler().sq.next_flags();
+        let i = id as usize;
+        let none = SendFlags::empty();
+        let send = match inval {
+            Some(key) => SendOp::SendWithInv(key),
+            None => SendOp::Send,
+        };
+        conn.post_chain::<3, _>(|h: &Con, chain| {
+            if let (Some((write, _)), Some(sge)) = (data, &data_sge) {
+                chain.push(SendWr::new(&h.io_cqe, write, sge, none))?;
+            }
+            if always {
+                chain.push(SendWr::new(
+                    &h.reg_cqe,
+                    SendOp::RegMr {
+                        mr: &h.path.mrs.get(i).ok_or(EINVAL)?.mr,
+                        access: Access::LOCAL_WRITE.union(Access::REMOTE_WRITE),
+                    },
+                    &[],
+                    none,
+                ))?;
+            }
+            chain.push(SendWr::new(&h.io_cqe, send, &rsp_sge, flags))
         })
     }
 

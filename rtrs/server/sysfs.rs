@@ -2,10 +2,11 @@
 
 //! The server's sysfs (`rtrs-srv-sysfs.c`, `rtrs-srv-stats.c`), as
 //! `Documentation/ABI/testing/sysfs-class-rtrs-server` and the C code lay
-//! it out:
+//! it out, and ours, `protocol`:
 //!
 //! ```text
-//! /sys/class/rtrs-server/<sessname>/paths/<client@server>/{hca_name,hca_port,src_addr,dst_addr,disconnect}
+//! /sys/class/rtrs-server/<sessname>/paths/<client@server>/{hca_name,hca_port,src_addr,dst_addr,disconnect,
+//!                                                          protocol}
 //!                                  /paths/<client@server>/stats/rdma
 //! ```
 //!
@@ -28,8 +29,9 @@ use rb::sysfs::{attributes, Attribute, Attributes, Class, Device, Kobject, Page,
 use rb_rtrs::sockaddr_to_str;
 use rtrs_common::name::NameBuf;
 use rtrs_common::sysfs::{
-    addrs_name, shown, Disconnect, DstAddr, HcaName, HcaPort, PathDirData, SrcAddr,
+    addrs_name, shown, Disconnect, DstAddr, HcaName, HcaPort, PathDirData, Protocol, SrcAddr,
 };
+use rtrs_proto::ext::Ext;
 use rtrs_proto::msg::NAME_MAX;
 
 /// `/sys/class/rtrs-server`, from module init to module exit.
@@ -185,6 +187,11 @@ impl PathDirData for PathDir {
         self.path.close();
         Ok(())
     }
+
+    /// What the server answered the client.
+    fn ext(&self) -> Ext {
+        self.path.ext()
+    }
 }
 
 static PATH_ATTRS: Attributes<PathDir> = attributes!(
@@ -192,7 +199,8 @@ static PATH_ATTRS: Attributes<PathDir> = attributes!(
     HcaPort<PathDir>,
     SrcAddr<PathDir>,
     DstAddr<PathDir>,
-    Disconnect<PathDir>
+    Disconnect<PathDir>,
+    Protocol<PathDir>
 );
 
 /// The data of `paths/<client@server>/stats/`.

@@ -44,6 +44,7 @@ use rb_rdma::{
     CmEvent, CmHandler, CmId, CmIdRef, Cqe, CqeHandler, DmaBuf, DmaDirection, Pd, RecvWr,
     SendFlags, SendOp, SendWr, Sge, Wc, WcOpcode,
 };
+use rtrs_proto::ext::ReadRsp;
 use rtrs_proto::imm::{ChunkLayout, Imm};
 use rtrs_proto::msg::{
     ConnReq, ConnRsp, InfoReq, InfoRsp, MsgType, Rbuf, RdmaRead, RdmaWrite, SgDesc, SgList, MAGIC,
@@ -104,6 +105,7 @@ const SCENARIOS: &[&str] = &[
     "flood_new",
     "zombie",
     "fences",
+    "read_rsp",
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -129,6 +131,9 @@ struct State {
     last_errno: i32,
     /// FENCE_ACKs received (RTRS 2.1).
     fence_acks: u32,
+    /// READ_RSPs received (RTRS 2.1), and the last one.
+    read_rsps: u32,
+    last_read_rsp: Option<ReadRsp>,
 }
 
 struct Bufs {
@@ -168,6 +173,8 @@ impl Conn {
             io_rsps: 0,
             last_errno: 0,
             fence_acks: 0,
+            read_rsps: 0,
+            last_read_rsp: None,
         };
         Arc::pin_init(
             try_pin_init!(Conn {
@@ -273,6 +280,24 @@ impl CqeHandler<0> for RecvSlot {
             return;
         }
         match (wc.opcode(), wc.imm_data()) {
+            (WcOpcode::Recv, None) if wc.byte_len() as usize == ReadRsp::SIZE => {
+                // A READ_RSP of RTRS 2.1 (an INFO_RSP is never 12 bytes).
+                let mut b = [0u8; ReadRsp::SIZE];
+                let read = h
+                    .bufs
+                    .lock()
+                    .as_ref()
+                    .and_then(|b| b.recv.get(self.idx))
+                    .map(|buf| buf.read(0, &mut b));
+                let rsp = match read {
+                    Some(Ok(())) => ReadRsp::decode(&b).ok(),
+                    _ => None,
+                };
+                h.state.update(|s| {
+                    s.read_rsps += 1;
+                    s.last_read_rsp = rsp;
+                });
+            }
             (WcOpcode::Recv, None) => {
                 let len = wc.byte_len() as usize;
                 h.state.update(|s| s.info = Some((self.idx, len)));
@@ -821,6 +846,50 @@ fn run(name: &str, out: &mut Outcome) -> Result {
                 "v{:#x} acks {} of {}, ",
                 p.rsp.version, acks, sent
             ));
+            p.outcome(out);
+        }
+        "read_rsp" => {
+            // RTRS 2.1 offered; two READs without a descriptor, the first
+            // answered, the second failed (its message asks for 512 bytes
+            // the IO does not have): ours answers each with one SEND of a
+            // READ_RSP, with the chunk's new key; C answers 2.0's IMMs.
+            let p = EvilPath::full_v(rtrs_proto::ext::PROTO_VER_EXT, 2)?;
+            let mut r = [0u8; RdmaRead::SIZE];
+            let _ = RdmaRead {
+                usr_len: msg::LEN as u16,
+                flags: 0,
+                descs: SgList::empty(),
+            }
+            .encode(&mut r);
+            let c = &p.links[0].conn;
+            let answers = |s: &State| s.read_rsps + s.io_rsps;
+            let mut seen = KVec::new();
+            for (chunk, len) in [(2u32, 0u32), (3, 512)] {
+                p.request(chunk, &usr(Op::Read, 0, len), &r)?;
+                let want = chunk - 1;
+                c.state.wait_for(WAIT_MS, |s| {
+                    answers(s) >= want || s.phase != Phase::Established
+                });
+                let s = c.state.lock();
+                let _ = seen.push((s.last_read_rsp, s.last_errno), GFP_KERNEL);
+            }
+            let (reads, imms) = {
+                let s = c.state.lock();
+                (s.read_rsps, s.io_rsps)
+            };
+            out.say(format_args!(
+                "v{:#x} read responses {} imm responses {},",
+                p.rsp.version, reads, imms
+            ));
+            // Each answer: `<msg_id>:<errno>:<flags>` of a READ_RSP, or
+            // `imm:<errno>`.
+            for (rsp, errno) in seen.iter() {
+                match rsp {
+                    Some(m) => out.say(format_args!(" {}:{}:{}", m.msg_id, m.errno, m.flags)),
+                    None => out.say(format_args!(" imm:{}", errno)),
+                }
+            }
+            out.say(format_args!(", "));
             p.outcome(out);
         }
         "info_early" => {

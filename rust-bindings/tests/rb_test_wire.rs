@@ -19,6 +19,7 @@ use kernel::prelude::*;
 
 use rb::ffi;
 use rnbd_proto::msg as rnbd;
+use rtrs_proto::ext;
 use rtrs_proto::imm::{Imm, ImmType};
 use rtrs_proto::msg as rtrs;
 
@@ -464,6 +465,29 @@ fn rtrs_constants(k: &mut Checker) {
     ] {
         k.eq("rtrs_msg_types", "value", c as u16, ours.as_u16());
     }
+    // RTRS 2.1's message type and CON_RSP flags are none of C's: C's types
+    // all come before READ_RSP's, and no C flag is one of ours.
+    let c_types = [
+        ffi::rtrs_msg_types_RTRS_MSG_INFO_REQ,
+        ffi::rtrs_msg_types_RTRS_MSG_INFO_RSP,
+        ffi::rtrs_msg_types_RTRS_MSG_WRITE,
+        ffi::rtrs_msg_types_RTRS_MSG_READ,
+        ffi::rtrs_msg_types_RTRS_MSG_RKEY_RSP,
+    ];
+    k.eq(
+        "rtrs 2.1",
+        "MSG_READ_RSP after C's types",
+        true,
+        c_types.iter().all(|&t| (t as u16) < ext::MSG_READ_RSP),
+    );
+    let c_flags =
+        ffi::rtrs_msg_flags_RTRS_MSG_NEED_INVAL_F | ffi::rtrs_msg_flags_RTRS_MSG_NEW_RKEY_F;
+    k.eq(
+        "rtrs 2.1",
+        "CON_RSP flags apart from C's",
+        0,
+        c_flags & (ext::MSG_FENCE_F | ext::MSG_READ_RSP_F),
+    );
     for (c, ours) in [
         (ffi::rtrs_imm_type_RTRS_IO_REQ_IMM, ImmType::IoReq),
         (ffi::rtrs_imm_type_RTRS_IO_RSP_IMM, ImmType::IoRsp),

@@ -7,14 +7,16 @@
 # io_uring, QD 1 and 64; a discard reads back as zeros (null_blk has no
 # write-zeroes to pass on: rnbd_zeroes_resize.sh tests it over loop);
 # flushes and FUA writes are accepted; IO survives losing a path; then 100
-# rounds of map, read, unmap; unload is clean.
+# rounds of map, read, unmap; unload is clean. The paths run RTRS 2.1 with
+# read responses (both sides' protocol files), with always_invalidate and,
+# after the server comes back with smaller chunks, without it.
 . "$(dirname "$0")/lib.sh"
 
 sess=rs-pair
 ctl=/sys/class/rnbd-client/ctl
 ccls=/sys/class/rtrs-client
 rounds=100
-ktap_plan 24
+ktap_plan 25
 
 trap rnbd_cleanup EXIT
 
@@ -62,6 +64,10 @@ paths=()
 for p in "$ccls/$sess"/paths/*; do paths+=("$(basename "$p")"); done
 check "both paths connected" eval '[ ${#paths[@]} = 2 ] &&
 	wait_for 30 state_is "${paths[0]}" connected && wait_for 30 state_is "${paths[1]}" connected'
+check "both paths run RTRS 2.1 with fences and read responses, on both sides" eval '
+	[ "$(cat $ccls/$sess/paths/*/protocol | sort -u)" = "2.1 fence read_rsp" ] &&
+	[ "$(on_server "cat /sys/class/rtrs-server/$sess/paths/*/protocol" | sort | uniq -c | sed "s/^ *//")" = \
+		"2 2.1 fence read_rsp" ]'
 check "the server shows the session's device" \
 	on_server "test -e /sys/class/rnbd-server/ctl/devices/nullb0/sessions/$sess/access_mode"
 max_kb=$(($(cat /sys/block/rnbd0/queue/max_hw_sectors_kb) / 4 * 4))
@@ -117,18 +123,21 @@ diag "$n rounds in $((SECONDS - start)) s"
 check "$rounds rounds of map, read, unmap" [ $n = $rounds ]
 check "add_path without and with a source, and remove_path, on a session of one path" eval '
 	echo "$one" >$ctl/map_device && wait_for 30 test -b /dev/rnbd0 && add_path_cycle $sess && unmap'
-# The server comes back with smaller chunks: a device mapped after the
-# session's remap gets the new IO size (C's remap_devs() asks RTRS again).
+# The server comes back with smaller chunks, and without always_invalidate:
+# a device mapped after the session's remap gets the new IO size (C's
+# remap_devs() asks RTRS again), and READs are answered without new keys.
 kmsg_mark remap-size
 check "a server back with 64 KiB chunks: the session remaps" eval '
 	echo "$one" >$ctl/map_device && wait_for 30 test -b /dev/rnbd0 &&
 	old_kb=$(cat /sys/block/rnbd0/queue/max_hw_sectors_kb) &&
 	on_server "rmmod rnbd_server && rmmod rtrs_server &&
-		insmod $MODDIR/rtrs-server.ko max_chunk_size=65536 && insmod $MODDIR/rnbd-server.ko" &&
+		insmod $MODDIR/rtrs-server.ko max_chunk_size=65536 always_invalidate=N &&
+		insmod $MODDIR/rnbd-server.ko" &&
 	wait_for 120 eval "kmsg_since remap-size | grep -q \"remapped successfully\""'
 new_kb=0
-check "a device mapped then has the smaller IO size, and verifies at it" eval '
+check "a device mapped then has the smaller IO size, and verifies at it over 2.1" eval '
 	echo "sessname=$sess device_path=/dev/nullb1" >$ctl/map_device && wait_for 30 test -b /dev/rnbd1 &&
+	[ "$(cat $ccls/$sess/paths/*/protocol)" = "2.1 fence read_rsp" ] &&
 	new_kb=$(cat /sys/block/rnbd1/queue/max_hw_sectors_kb) && [ "$new_kb" -lt "$old_kb" ] &&
 	fio_verify /dev/rnbd1 --rw=randwrite --bs=$((new_kb / 4 * 4))k --iodepth=8 --size=4M'
 diag "largest IO before and after: $old_kb KiB, $new_kb KiB"

@@ -18,7 +18,7 @@ p0=ip:$CLIENT_IP0@ip:$SERVER_IP0
 p1=ip:$CLIENT_IP1@ip:$SERVER_IP1
 ref=/tmp/rtrs-clt-ref
 ours=/tmp/rtrs-clt-ours
-ktap_plan 36
+ktap_plan 37
 
 cleanup() {
 	wait
@@ -88,10 +88,11 @@ remove_all() {
 	cat /sys/block/rnbd0/rnbd/state
 }
 
-# record <dir>: the tree, contents and writes of the mapped session.
+# record <dir>: the tree, contents and writes of the mapped session. A
+# path's protocol file (0444) is ours, and checked on its own.
 record() {
 	mkdir -p "$1"
-	sysfs_tree "$cls/$sess" >"$1/tree"
+	sysfs_tree "$cls/$sess" | grep -v '^444 paths/[^/]*/protocol$' >"$1/tree"
 	contents >"$1/contents" 2>&1
 	writes >"$1/writes" 2>&1
 }
@@ -119,6 +120,9 @@ check "both paths are connected" wait_for 30 both_connected
 check "the C server answers our offer of RTRS 2.1 with 2.0" eval '
 	[ "$(kmsg_since clt-c-peers | grep -c "rtrs_client: .*: RTRS 2.0$")" -ge 2 ] &&
 	! kmsg_since clt-c-peers | grep -q "rtrs_client: .*RTRS 2.1"'
+check "both paths' protocol files show 2.0" \
+	eval '[ "$(cat "$cls/$sess/paths/$p0/protocol" "$cls/$sess/paths/$p1/protocol")" = "2.0
+2.0" ]'
 record "$ours"
 diag "C's answers:"
 sed 's/^/#   /' "$ref/writes"

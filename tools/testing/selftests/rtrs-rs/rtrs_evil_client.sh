@@ -12,7 +12,9 @@
 # closes when the client tries again and C 6.12 keeps), and RTRS 2.1's
 # FENCEs naming paths that are not there, the path they come on, and
 # many at once (ours answers each and closes nothing; C answers 2.0 and
-# warns of an unknown IMM). For
+# warns of an unknown IMM), and READs on a path that offered 2.1 (ours
+# answers each with one READ_RSP, errno and new key; C with 2.0's IMMs).
+# For
 # each scenario the evil client must see what the table below says (a
 # reject with its errno, the server closing the path, or the path left up),
 # the server must log the line the table names, and no path of the evil
@@ -61,6 +63,7 @@ chunk_in_use|closed, responses [0-9]+ errno 0|request for chunk 0 which is still
 flood_same|established 1 rejected 99 other 0|Connection \(RTRS_SRV_CONNECTING\) already exists: 0|established 1 rejected 99 other 0|Connection already exists: 0
 flood_new|established 40 rejected 0 other 0||established 40 rejected 0 other 0|
 fences|v0x201 acks 52 of 52, alive||v0x200 acks 0 of 52, alive|Unknown IMM type 4
+read_rsp|v0x201 read responses 2 imm responses 0, 2:0:1 3:-22:1, alive|message says 512 bytes, the IO has 0|v0x200 read responses 0 imm responses 2, imm:0 imm:-22, alive|message says 512 bytes, the IO has 0
 '
 nscen=$(echo "$scenarios" | grep -c '|')
 # Per server: the good session opens, 3 cases per scenario, the good

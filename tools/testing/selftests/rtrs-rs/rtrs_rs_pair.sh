@@ -7,10 +7,14 @@
 # Then: the server's module parameters are C's; verified IO over both paths
 # (the server counts it on each); a path the server disconnects during IO
 # fails over and the client reconnects it by itself; unmap and unload on
-# both sides. Last, the parameters take effect: with always_invalidate=N,
-# sess_queue_depth=128 and max_chunk_size=65536 the disk has 127 tags (one
-# chunk stays spare for failover) and 60 KiB IOs, and IO of every size up
-# to that verifies.
+# both sides. Both paths run RTRS 2.1 with fences and read responses, as
+# both sides' protocol files show, so the verified reads are answered with
+# one message each. Then the parameters take effect: with
+# always_invalidate=N, sess_queue_depth=128 and max_chunk_size=65536 the
+# disk has 127 tags (one chunk stays spare for failover) and 60 KiB IOs,
+# and IO of every size up to that verifies, still over 2.1. Last,
+# proto_ext=N on the server, then on the client, pins RTRS 2.0, under
+# verified IO.
 . "$(dirname "$0")/lib.sh"
 
 sess=rs-pair
@@ -19,7 +23,7 @@ p0=ip:$CLIENT_IP0@ip:$SERVER_IP0
 p1=ip:$CLIENT_IP1@ip:$SERVER_IP1
 ref=/tmp/rtrs-pair-ref
 ours=/tmp/rtrs-pair-ours
-ktap_plan 31
+ktap_plan 35
 
 cleanup() {
 	wait
@@ -40,9 +44,10 @@ clt_sess_gone() { ! [ -e "$ccls/$sess" ]; }
 
 # On the server: the session's tree, what its files show, their answers to
 # writes (run there with `on_server "$(declare -f srv_record); srv_record"`).
+# A path's protocol file (0444) is ours, and checked on its own.
 srv_record() {
 	local d=/sys/class/rtrs-server/rs-pair p f
-	sysfs_tree "$d"
+	sysfs_tree "$d" | grep -v '^444 paths/[^/]*/protocol$'
 	for p in "$d"/paths/*; do
 		for f in hca_name hca_port src_addr dst_addr disconnect; do
 			printf '== %s/%s\n' "${p##*/}" "$f"
@@ -56,6 +61,13 @@ srv_record() {
 	done
 }
 srv() { on_server "$(declare -f srv_record); $*"; }
+# protocols_are <text>: both paths' protocol files show <text>, on both
+# sides.
+protocols_are() {
+	local n="uniq -c | sed 's/^ *//'"
+	[ "$(cat "$ccls/$sess"/paths/*/protocol | sort | eval "$n")" = "2 $1" ] &&
+		[ "$(on_server "cat /sys/class/rtrs-server/$sess/paths/*/protocol" | sort | eval "$n")" = "2 $1" ]
+}
 # srv_writes <path>: writes the server counted on path <client@server>.
 srv_writes() { srv "set -- \$(cat /sys/class/rtrs-server/$sess/paths/$1/stats/rdma); echo \$3"; }
 
@@ -85,9 +97,10 @@ on_server 'kmsg_mark rs-pair-21'
 check "map_device with two paths" map
 check "/dev/rnbd0 appears" wait_for 60 test -b /dev/rnbd0
 check "both paths are connected" wait_for 30 both_connected
-check "ours to ours: both paths run RTRS 2.1 with fences, on both sides" eval '
-	[ "$(kmsg_since rs-pair-21 | grep -c "rtrs_client: .*RTRS 2.1 with fences")" -ge 2 ] &&
-	[ "$(on_server "kmsg_since rs-pair-21 | grep -c \"rtrs_server: .*RTRS 2.1 with fences\"")" -ge 2 ]'
+check "ours to ours: both paths run RTRS 2.1 with fences and read responses, on both sides" eval '
+	[ "$(kmsg_since rs-pair-21 | grep -c "rtrs_client: .*RTRS 2.1 with fences and read responses")" -ge 2 ] &&
+	[ "$(on_server "kmsg_since rs-pair-21 | grep -c \"rtrs_server: .*RTRS 2.1 with fences and read responses\"")" -ge 2 ]'
+check "the protocol files show it on both sides: 2.1 fence read_rsp" protocols_are "2.1 fence read_rsp"
 check "server: the session's sysfs is C's (tree, contents, writes)" \
 	eval 'srv srv_record >"$ours/srv" && diff -u "$ref/srv" "$ours/srv"'
 
@@ -134,9 +147,26 @@ check "the disk has the server's 128 chunks less the spare as tags" \
 	eval '[ "$(cat /sys/block/rnbd0/queue/nr_requests)" = 127 ]'
 check "and 60 KiB IOs (64 KiB chunks less the header page)" \
 	eval '[ "$(cat /sys/block/rnbd0/queue/max_hw_sectors_kb)" = 60 ]'
+check "always_invalidate=N: the paths still run 2.1 with read responses" \
+	protocols_are "2.1 fence read_rsp"
 check "4k-60k random read/write, QD32, verified" \
 	fio_verify /dev/rnbd0 --rw=randrw --bsrange=4k-60k --iodepth=32 --size=16M
 check "unmap, unload on both sides" eval 'unmap && wait_for 30 clt_sess_gone &&
 	rmmod rnbd_client && rmmod rtrs_client && rmmod rtrs_core &&
 	on_server "wait_for 30 eval \"rmmod rnbd_server && rmmod rtrs_server && rmmod rtrs_core\""'
+
+# proto_ext=N on either side pins RTRS 2.0: the other side's offer or
+# answer is 2.0's, and IO verifies as between C peers.
+for side in server client; do
+	srv_p=(always_invalidate=N) clt_p=()
+	if [ $side = server ]; then srv_p+=(proto_ext=N); else clt_p+=(proto_ext=N); fi
+	on_server srv_stack_load rtrs "${srv_p[@]}" && clt_stack_load rtrs "${clt_p[@]}" ||
+		bail "cannot load the stacks with proto_ext=N on the $side"
+	check "proto_ext=N on the $side: both paths run RTRS 2.0, 4k-60k random read/write verifies" eval '
+		map && wait_for 60 test -b /dev/rnbd0 && wait_for 30 both_connected &&
+		protocols_are 2.0 &&
+		fio_verify /dev/rnbd0 --rw=randrw --bsrange=4k-60k --iodepth=32 --size=8M &&
+		unmap && wait_for 30 clt_sess_gone && unload_rnbd_rtrs &&
+		on_server "wait_for 30 eval \"rmmod rnbd_server && rmmod rtrs_server && rmmod rtrs_core\""'
+done
 ktap_finish

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 
 sess=rs-srv
-ktap_plan 17
+ktap_plan 18
 cleanup() {
 	[ -e /sys/block/rnbd0/rnbd/unmap_device ] && echo force >/sys/block/rnbd0/rnbd/unmap_device
 	unload_rnbd_rtrs
@@ -36,6 +36,8 @@ check "both paths are connected" \
 check "C's client gets RTRS 2.0 from our server" \
 	on_server '[ "$(kmsg_since srv-c-peers | grep -c "rtrs_server: .*: RTRS 2.0$")" -ge 2 ] &&
 		! kmsg_since srv-c-peers | grep -q "rtrs_server: .*RTRS 2.1"'
+check "server: both paths' protocol files show 2.0" \
+	on_server "[ \"\$(cat /sys/class/rtrs-server/$sess/paths/*/protocol | sort | uniq -c | sed 's/^ *//')\" = '2 2.0' ]"
 check "capacity is the server's 1 GiB" \
 	eval '[ "$(cat /sys/block/rnbd0/size)" = "$(on_server cat /sys/block/nullb0/size)" ]'
 
