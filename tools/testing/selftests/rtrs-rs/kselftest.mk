@@ -4,12 +4,13 @@
 # each of their directories (rtrs-rs/, soak/, harness/) after its TEST_PROGS
 # and TEST_FILES. It includes the kselftest lib.mk of a kernel tree, which
 # gives them the targets of every kselftest directory (all, run_tests,
-# install INSTALL_PATH=..., emit_tests, clean), and adds gen_tar.
+# install INSTALL_PATH=..., emit_tests, clean), and adds gen_tar (and
+# kselftest_install, the tree it packs).
 #
 # The kernel tree: the one whose tools/testing/selftests this directory
 # sits in, if it was copied there; otherwise KDIR (default: the test kernel,
-# scripts/build-kernel --path, as in the top Makefile), or its source tree
-# when KDIR is a build tree of a separate O= directory.
+# scripts/build-kernel --path, as in the top Makefile), or KDIR/source when
+# KDIR is the build tree of a separate O= directory.
 
 rtrs_ksft_mk := $(realpath $(lastword $(MAKEFILE_LIST)))
 # tools/testing/selftests of this repository, or of the kernel tree this
@@ -20,7 +21,9 @@ rtrs_here := $(realpath $(dir $(firstword $(MAKEFILE_LIST))))
 ifneq ($(wildcard $(rtrs_selftests)/lib.mk),)
 rtrs_ksft := $(rtrs_selftests)
 else
-KDIR ?= $(shell $(rtrs_selftests)/../../../scripts/build-kernel --path)
+ifndef KDIR
+KDIR := $(shell $(rtrs_selftests)/../../../scripts/build-kernel --path)
+endif
 rtrs_ksft := $(firstword $(wildcard $(KDIR)/tools/testing/selftests/lib.mk \
 	$(KDIR)/source/tools/testing/selftests/lib.mk))
 ifeq ($(rtrs_ksft),)
