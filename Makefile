@@ -94,9 +94,9 @@ uninstall:
 ksft_make = $(MAKE) -s --no-print-directory -C tools/testing/selftests/rtrs-rs KDIR="$(kdir)"
 kselftest: kernel
 	@mkdir -p $(BUILD)
-	@n=$$($(ksft_make) emit_tests | wc -l) && \
-	$(ksft_make) run_tests >$(BUILD)/kselftest-host.log 2>&1; \
-	s=$$(grep -c '^ok [0-9]* selftests: .* # SKIP$$' $(BUILD)/kselftest-host.log); \
+	@n=$$($(ksft_make) emit_tests | wc -l); \
+	$(ksft_make) run_tests >$(BUILD)/kselftest-host.log 2>&1 || true; \
+	s=$$(grep -c '^ok [0-9]* selftests: .* # SKIP$$' $(BUILD)/kselftest-host.log || true); \
 	if [ "$$s" != "$$n" ] || [ "$$n" = 0 ]; then cat $(BUILD)/kselftest-host.log; \
 		echo "make: kselftest's run_tests on the host: $$s of $$n tests skipped, not all" >&2; \
 		exit 1; fi; \
