@@ -47,8 +47,8 @@ kmake = $(MAKE) -C "$(kdir)" M=$(CURDIR) RUSTC=$(KRUSTC) BINDGEN=$(BINDGEN) $(km
 INSTALL_MOD_DIR ?= updates
 export INSTALL_MOD_PATH
 
-.PHONY: all deps kernel modules install uninstall hosttest check soak run bench clean help fmt \
-	fmtcheck
+.PHONY: all deps kernel modules install uninstall hosttest kselftest check soak run bench clean \
+	help fmt fmtcheck
 
 all: modules
 
@@ -88,12 +88,31 @@ uninstall:
 	for m in $(our_kos); do rm -fv "$$dir/$$m".ko*; done && \
 	depmod -a $(if $(INSTALL_MOD_PATH),-b "$(INSTALL_MOD_PATH)") "$$rel"
 
+# The selftests the kernel's way (their Makefile includes the kernel's
+# kselftest lib.mk): run_tests runs each of them on the host, where each
+# must skip (lib.sh: the guests only); gen_tar packs them for the guests,
+# where kselftest_gen_tar.sh runs the packed tree with kselftest's runner.
+ksft_make = $(MAKE) -s --no-print-directory -C tools/testing/selftests/rtrs-rs KDIR="$(kdir)"
+kselftest: kernel
+	@mkdir -p $(BUILD)
+	@n=$$($(ksft_make) emit_tests | wc -l); \
+	$(ksft_make) run_tests >$(BUILD)/kselftest-host.log 2>&1 || true; \
+	s=$$(grep -c '^ok [0-9]* selftests: .* # SKIP$$' $(BUILD)/kselftest-host.log || true); \
+	if [ "$$s" != "$$n" ] || [ "$$n" = 0 ]; then cat $(BUILD)/kselftest-host.log; \
+		echo "make: kselftest's run_tests on the host: $$s of $$n tests skipped, not all" >&2; \
+		exit 1; fi; \
+	echo "kselftest: run_tests on the host: the $$n tests skipped, as off the guests they must"
+	@rm -rf $(BUILD)/kselftest && $(ksft_make) gen_tar KSFT_INSTALL_PATH=$(BUILD)/kselftest \
+		>$(BUILD)/kselftest.log 2>&1 || { cat $(BUILD)/kselftest.log; exit 1; }
+
 # The selftests get the modules as make install puts them too, staged
-# (install_modprobe.sh installs them in the guests as an operator would).
-check: hosttest modules
+# (install_modprobe.sh installs them in the guests as an operator would),
+# and the selftests' kselftest tarball.
+check: hosttest modules kselftest
 	@rm -rf $(BUILD)/stage && $(MAKE) --no-print-directory install INSTALL_MOD_PATH=$(BUILD)/stage \
 		>$(BUILD)/install.log 2>&1 || { cat $(BUILD)/install.log; exit 1; }
 	scripts/run-tests --kdir "$(kdir)" --modules $(BUILD)/modules --stage $(BUILD)/stage \
+		--kselftest $(BUILD)/kselftest/kselftest-packages/kselftest.tar.gz \
 		$(if $(T),--filter '$(T)')
 
 # Fault scenarios too long for make check (Documentation/reliability.md).
@@ -139,6 +158,8 @@ help:
 	@echo "  make fmt | fmtcheck   rustfmt with the kernel's .rustfmt.toml"
 	@echo "  make CLIPPY=1         build with clippy, as the kernel does"
 	@echo "  make check T=<re>     only the selftests whose name matches <re>"
+	@echo "  make kselftest        the selftests through kselftest's run_tests on the host"
+	@echo "                        (all skip there) and its gen_tar, in build/kselftest"
 	@echo "  make check PROFILE=debug  the same on a KASAN/lockdep/UBSAN/kmemleak kernel"
 	@echo "  make soak T=<re>      only the soak tests whose name matches <re>"
 	@echo "  make fuzz             fuzz every parser and decoder on the host (FUZZ_SECONDS,"

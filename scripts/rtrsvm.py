@@ -575,7 +575,8 @@ def build_initrd(kdir, modules_dir, selftests_dir, extra_files, workdir, cache):
         for f in sorted(os.listdir(modules_dir)):
             if f.endswith(".ko"):
                 shutil.copy(os.path.join(modules_dir, f), os.path.join(stage, "modules"))
-    shutil.copytree(selftests_dir, os.path.join(stage, "selftests"))
+    shutil.copytree(selftests_dir, os.path.join(stage, "selftests"),
+                    ignore=shutil.ignore_patterns("kselftest_install"))
     for f in extra_files:
         if os.path.isdir(f):
             shutil.copytree(f, os.path.join(stage, os.path.basename(f)), symlinks=True)

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
+# timeout=300
 # The reference flow with the C modules of the test kernel: the C rnbd-client
 # maps a memory-backed null_blk exported by the C rnbd-server over rxe, fio
 # writes 64 MiB with crc32c verification and reads it back, then unmap; then

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
+# timeout=300
 # Our rtrs-core.ko: the same modinfo as the C module it replaces, it loads
 # and unloads cleanly, and its exported address functions
 # (rtrs_addr_to_sockaddr, sockaddr_to_str, rtrs_addr_to_str) answer a table

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
+# timeout=300
 # Soft RoCE comes up on both links of both guests, and an RDMA WRITE
 # bandwidth test (perftest, over rdma_cm) runs from the client to the server.
 . "$(dirname "$0")/lib.sh"

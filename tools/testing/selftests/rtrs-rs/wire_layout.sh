@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
+# timeout=300
 # Our RTRS and RNBD wire formats against the C headers of the running
 # kernel: rb-test-wire checks, at build time, every message size against
 # the C struct's and, at load, every field both ways (ours encodes, C's
