@@ -145,14 +145,18 @@ on_guest() {
 	# killer forked before the port opens, so that it never holds the
 	# port (which opens once at a time; busybox's timeout would leave a
 	# watcher holding it). Nothing else forks while the port is open
-	# but what is waited for.
+	# but what is waited for. The killer holds none of the caller's
+	# output either: in "$(on_guest ...)" the substitution ends only when
+	# every holder of its pipe has, and a sleep of its left behind would
+	# hold it for <seconds>. Its trap is set before the sleep starts, so
+	# that a TERM at any moment ends it.
 	(
+		trap 'kill $s 2>/dev/null; exit 0' TERM
 		sleep "$tmo" &
 		s=$!
-		trap 'kill $s; exit 0' TERM
 		wait $s
 		kill "$(cat "/tmp/peer-$g.lock/wpid" 2>/dev/null)" 2>/dev/null
-	) &
+	) </dev/null >/dev/null 2>&1 &
 	kpid=$!
 	exec 7<>"$port"
 	(printf 'RUN %s %s %s\n' "$id" "$tmo" "$script" >&7) &
