@@ -291,17 +291,22 @@ link_silence() {
 	if [ "$2" = on ]; then
 		tc qdisc replace dev "$1" root netem loss 100%
 	else
-		tc qdisc del dev "$1" root 2>/dev/null
-		true
+		_netem_off "$1"
 	fi
+}
+
+# _netem_off <netdev>: no netem qdisc left on <netdev> (there may have been
+# none); fails if one is.
+_netem_off() {
+	tc qdisc del dev "$1" root 2>/dev/null
+	! tc qdisc show dev "$1" | grep -q netem
 }
 
 # link_delay <netdev> <ms>|off: this guest delays every packet it sends on
 # <netdev> by <ms> (netem), or stops doing so.
 link_delay() {
 	if [ "$2" = off ]; then
-		tc qdisc del dev "$1" root 2>/dev/null
-		true
+		_netem_off "$1"
 	else
 		tc qdisc replace dev "$1" root netem delay "$2ms"
 	fi
