@@ -63,10 +63,22 @@ kernel: deps
 	@scripts/build-kernel >/dev/null
 endif
 
+# The objects are built beside the sources, and Kbuild judges a crate's
+# dependency on the tree's Rust (rust/libcore.rmeta, ...) by time alone: an
+# object built against one tree looks up to date against an older one. So
+# the tree an object was built against is recorded, and objects of another
+# tree are cleaned first.
+kdir_guard = stamp="$$(cd "$(kdir)" && pwd -P) $$(cat "$(kdir)/include/config/kernel.release") \
+	$$(stat -c %Y "$(kdir)/rust/libcore.rmeta" 2>/dev/null)"; mkdir -p $(BUILD); \
+	if [ -f $(BUILD)/kdir.stamp ] && [ "$$(cat $(BUILD)/kdir.stamp)" != "$$stamp" ]; then \
+		echo "make: built against another kernel tree before: cleaning its objects"; \
+		$(kmake) clean >/dev/null; fi; \
+	echo "$$stamp" >$(BUILD)/kdir.stamp
+
 # Warnings are errors: rustc's and gcc's by flag, objtool's by inspection
 # (6.12's objtool has no --Werror).
 modules: kernel
-	@mkdir -p $(BUILD)
+	@$(kdir_guard)
 	@$(kmake) KRUSTFLAGS=-Dwarnings KCFLAGS=-Werror modules 2>&1 | tee $(BUILD)/modules.log
 	@if grep -q 'objtool: .*warning\|warning: objtool' $(BUILD)/modules.log; then \
 		echo "make: objtool warnings above; they are errors here" >&2; exit 1; fi
@@ -79,6 +91,7 @@ modules: kernel
 # are in charge again.
 our_kos := rtrs/rtrs-core rtrs/rtrs-client rtrs/rtrs-server rnbd/rnbd-client rnbd/rnbd-server
 install: kernel
+	@$(kdir_guard)
 	@$(kmake) RTRS_TESTS=n KRUSTFLAGS=-Dwarnings KCFLAGS=-Werror modules
 	@$(kmake) RTRS_TESTS=n INSTALL_MOD_DIR=$(INSTALL_MOD_DIR) modules_install
 
