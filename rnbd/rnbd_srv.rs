@@ -21,6 +21,9 @@ module! {
     license: "GPL",
 }
 
+// dkms.conf's PACKAGE_VERSION (Kbuild exports it).
+rb::module_version!(env!("RTRS_RS_VERSION"));
+
 /// The loaded module: the RTRS server we listen with and our sysfs.
 struct RnbdServer {
     // Dropped first: closing RTRS disconnects every session, which closes

@@ -25,6 +25,9 @@ module! {
     license: "GPL",
 }
 
+// dkms.conf's PACKAGE_VERSION (Kbuild exports it).
+rb::module_version!(env!("RTRS_RS_VERSION"));
+
 struct RtrsClient;
 
 impl kernel::Module for RtrsClient {

@@ -27,6 +27,9 @@ module! {
     license: "GPL",
 }
 
+// dkms.conf's PACKAGE_VERSION (Kbuild exports it).
+rb::module_version!(env!("RTRS_RS_VERSION"));
+
 struct RtrsCore;
 
 impl kernel::Module for RtrsCore {

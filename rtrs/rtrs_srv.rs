@@ -24,6 +24,9 @@ module! {
     license: "GPL",
 }
 
+// dkms.conf's PACKAGE_VERSION (Kbuild exports it).
+rb::module_version!(env!("RTRS_RS_VERSION"));
+
 struct RtrsServer;
 
 impl kernel::Module for RtrsServer {

@@ -75,3 +75,30 @@ impl Drop for ModuleRef {
         unsafe { ffi::module_put(this_module()) };
     }
 }
+
+/// The module's version, as C's `MODULE_VERSION` gives it (`modinfo -F
+/// version`), which the kernel crate's `module!` cannot declare in 6.12.
+///
+/// Tools compare it: DKMS refuses to install a module over an in-tree one
+/// of the same version, and two modules without one have the same.
+///
+/// ```ignore
+/// rb::module_version!(env!("RTRS_RS_VERSION"));
+/// ```
+#[macro_export]
+macro_rules! module_version {
+    ($version:expr) => {
+        // The macro is the audited place: a `.modinfo` entry is a
+        // NUL-terminated "tag=value" string, which `param::modinfo` builds;
+        // its user needs no `unsafe`.
+        #[allow(unsafe_code)]
+        const _: () = {
+            const VERSION: [&str; 2] = ["version=", $version];
+            #[link_section = ".modinfo"]
+            #[used(compiler)]
+            static VERSION_TAG: [u8; $crate::param::modinfo_len(&VERSION)] =
+                $crate::param::modinfo(&VERSION);
+        };
+    };
+}
+pub use crate::module_version;
