@@ -47,7 +47,7 @@ kmake = $(MAKE) -C "$(kdir)" M=$(CURDIR) RUSTC=$(KRUSTC) BINDGEN=$(BINDGEN) $(km
 INSTALL_MOD_DIR ?= updates
 export INSTALL_MOD_PATH
 
-.PHONY: all deps kernel modules install uninstall hosttest kselftest check soak run bench clean \
+.PHONY: all deps kernel modules install uninstall hosttest kselftest dkms check soak run bench clean \
 	help fmt fmtcheck
 
 all: modules
@@ -118,10 +118,17 @@ kselftest: kernel
 	@rm -rf $(BUILD)/kselftest && $(ksft_make) gen_tar KSFT_INSTALL_PATH=$(BUILD)/kselftest \
 		>$(BUILD)/kselftest.log 2>&1 || { cat $(BUILD)/kselftest.log; exit 1; }
 
+# The operator's DKMS: build, install beside the kernel's modules in a
+# staged tree, modprobe resolves to ours (scripts/dkms-test).
+dkms: kernel
+	@mkdir -p $(BUILD)
+	@scripts/dkms-test "$(kdir)" >$(BUILD)/dkms.log 2>&1 || { cat $(BUILD)/dkms.log; exit 1; }
+	@tail -n 2 $(BUILD)/dkms.log
+
 # The selftests get the modules as make install puts them too, staged
 # (install_modprobe.sh installs them in the guests as an operator would),
 # and the selftests' kselftest tarball.
-check: hosttest modules kselftest
+check: hosttest modules kselftest dkms
 	@rm -rf $(BUILD)/stage && $(MAKE) --no-print-directory install INSTALL_MOD_PATH=$(BUILD)/stage \
 		>$(BUILD)/install.log 2>&1 || { cat $(BUILD)/install.log; exit 1; }
 	scripts/run-tests --kdir "$(kdir)" --modules $(BUILD)/modules --stage $(BUILD)/stage \
