@@ -145,26 +145,28 @@ on_guest() {
 	# killer forked before the port opens, so that it never holds the
 	# port (which opens once at a time; busybox's timeout would leave a
 	# watcher holding it). Nothing else forks while the port is open
-	# but what is waited for. The killer holds none of the caller's
-	# output either: in "$(on_guest ...)" the substitution ends only when
-	# every holder of its pipe has, and a sleep of its left behind would
-	# hold it for <seconds>. Its trap is set before the sleep starts, so
-	# that a TERM at any moment ends it.
+	# but what is waited for. The killer waits in a builtin (a read of a
+	# FIFO nobody writes), so that it has no child to leave behind, and
+	# it is ended with SIGKILL: a bash subshell that a catchable signal
+	# reaches before it has reset the traps it inherited runs the
+	# caller's EXIT trap (bash 5.2), which is the test's cleanup. Its
+	# output is not the caller's: in "$(on_guest ...)" the substitution
+	# ends only when every holder of its pipe has.
+	mkfifo "/tmp/peer-$g.lock/timer"
 	(
-		trap 'kill $s 2>/dev/null; exit 0' TERM
-		sleep "$tmo" &
-		s=$!
-		wait $s
-		kill "$(cat "/tmp/peer-$g.lock/wpid" 2>/dev/null)" 2>/dev/null
+		read -r -t "$tmo" _ <>"/tmp/peer-$g.lock/timer"
+		kill -KILL "$(cat "/tmp/peer-$g.lock/wpid" 2>/dev/null)" 2>/dev/null
 	) </dev/null >/dev/null 2>&1 &
 	kpid=$!
+	# Not a job of the caller's: bash would report its SIGKILL ("Killed").
+	disown $kpid
 	exec 7<>"$port"
 	(printf 'RUN %s %s %s\n' "$id" "$tmo" "$script" >&7) &
 	wpid=$!
 	echo $wpid >"/tmp/peer-$g.lock/wpid"
 	wait $wpid
 	wst=$?
-	kill $kpid 2>/dev/null
+	kill -KILL $kpid 2>/dev/null
 	if [ $wst != 0 ]; then
 		exec 7>&-
 		rm -rf "/tmp/peer-$g.lock"
