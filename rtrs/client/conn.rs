@@ -148,6 +148,17 @@ fn create_qp(id: &CmIdRef<Con>) -> Result {
         }
         (wr_limit.min(qd * 4 + 1), wr_limit.min(qd * 3 + 1), 2)
     };
+    let max_cqe = dev.attrs().max_cqe;
+    if send_wr + recv_wr > max_cqe {
+        pr_err!(
+            "{}: a queue depth of {} needs {} completion queue entries per connection, the device has {}\n",
+            path.name(),
+            path.queue_depth(),
+            send_wr + recv_wr,
+            max_cqe
+        );
+        return Err(EINVAL);
+    }
     let pd = path.pd().ok_or(ENODEV)?;
     if path.rsp_ring() || h.cid == 0 {
         let _ = h

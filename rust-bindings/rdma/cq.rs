@@ -63,6 +63,16 @@ impl Cq {
     ) -> Result<Self> {
         let nr = i32::try_from(nr_cqe).map_err(|_| EINVAL)?;
         let vec = i32::try_from(vector).map_err(|_| EINVAL)?;
+        // SAFETY: `dev` is a registered device (the caller's CM id is bound
+        // to it and keeps it); its attributes are set before registration
+        // and not written after.
+        let max_cqe = unsafe { (*dev).attrs.max_cqe };
+        // `ib_cq_pool_get` adds CQs of at most `max_cqe` entries to the pool
+        // until one has room: asked for more, it would add them until memory
+        // runs out. A CQ larger than the device's is refused here.
+        if nr > max_cqe {
+            return Err(EINVAL);
+        }
         let pooled = ctx != PollContext::Direct;
         let cq = if pooled {
             // SAFETY: `dev` is a registered device (the caller's CM id is
