@@ -15,6 +15,31 @@ pub const HB_INTERVAL_MS: u32 = 5000;
 /// Misses tolerated before the path is failed (`RTRS_HB_MISSED_MAX`).
 pub const HB_MISSED_MAX: u32 = 5;
 
+/// How long, by default, the client lets a request go unanswered on a
+/// path whose heartbeats are answered before it closes the path
+/// (`io_deadline_s`): twice the window in which the heartbeats declare a
+/// silent peer dead, so that a peer slow enough to miss it is dead by the
+/// heartbeats' rule first. nvme-rdma's host allows 30 s (`io_timeout`).
+pub const IO_DEADLINE_MS: u32 = 2 * HB_INTERVAL_MS * HB_MISSED_MAX;
+
+/// The deadline rule of a request posted at `posted_ns` (monotonic
+/// nanoseconds), looked at `now_ns`: its age in milliseconds once it has
+/// waited longer than `deadline_ms`, `None` while it may still be
+/// answered. A deadline of 0 is none (C's client waits for ever). A
+/// request stamped after `now_ns` (a tick that read the clock before the
+/// request was posted) is young.
+pub const fn unanswered_ms(posted_ns: i64, now_ns: i64, deadline_ms: u32) -> Option<u64> {
+    if deadline_ms == 0 || now_ns <= posted_ns {
+        return None;
+    }
+    let age_ms = (now_ns.abs_diff(posted_ns)) / 1_000_000;
+    if age_ms > deadline_ms as u64 {
+        Some(age_ms)
+    } else {
+        None
+    }
+}
+
 /// What the heartbeat timer does on one tick.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HbAction {
@@ -126,6 +151,52 @@ mod tests {
         assert_eq!(HB_INTERVAL_MS, 5000);
         assert_eq!(HB_MISSED_MAX, 5);
         assert_eq!(Heartbeat::default().interval_ms(), 5000);
+    }
+
+    #[test]
+    fn io_deadline_is_twice_the_heartbeat_window() {
+        assert_eq!(IO_DEADLINE_MS, 50_000);
+        let hb_window_ms = (HB_MISSED_MAX + 2) * HB_INTERVAL_MS;
+        assert!(IO_DEADLINE_MS > hb_window_ms);
+    }
+
+    #[test]
+    fn unanswered_only_past_the_deadline() {
+        const MS: i64 = 1_000_000;
+        let posted = 7 * MS;
+        assert_eq!(unanswered_ms(posted, posted, 50_000), None);
+        assert_eq!(unanswered_ms(posted, posted + 50_000 * MS, 50_000), None);
+        assert_eq!(
+            unanswered_ms(posted, posted + 50_001 * MS, 50_000),
+            Some(50_001)
+        );
+        assert_eq!(
+            unanswered_ms(posted, posted + 50_001 * MS - 1, 50_000),
+            None
+        );
+        // Off: never, however old.
+        assert_eq!(unanswered_ms(0, i64::MAX, 0), None);
+        // Stamped after the clock was read: young.
+        assert_eq!(unanswered_ms(posted, posted - MS, 1), None);
+        // No overflow at the clock's ends.
+        assert_eq!(
+            unanswered_ms(i64::MIN, i64::MAX, 1),
+            Some(u64::MAX / 1_000_000)
+        );
+    }
+
+    #[test]
+    fn heartbeat_ticks_close_an_unanswered_request_in_time() {
+        // A request posted just after a tick is found by the first tick
+        // past the deadline: at most one interval late.
+        const MS: i64 = 1_000_000;
+        let posted = 1;
+        let first = (1..)
+            .map(|k| k * HB_INTERVAL_MS as i64 * MS)
+            .find(|&t| unanswered_ms(posted, t, IO_DEADLINE_MS).is_some())
+            .unwrap();
+        assert!(first - posted <= (IO_DEADLINE_MS + HB_INTERVAL_MS) as i64 * MS);
+        assert!(first - posted > IO_DEADLINE_MS as i64 * MS);
     }
 
     #[test]
