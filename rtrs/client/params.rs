@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 
-//! The client's module parameter, ours: C's `rtrs-client` has none.
+//! The client's module parameters, ours: C's `rtrs-client` has none.
 
-use rb::param::{module_param, BoolParam};
+use rb::param::{module_param, BoolParam, UintParam};
+use rtrs_proto::hb::IO_DEADLINE_MS;
 
 module_param! {
     /// `proto_ext`.
@@ -14,4 +15,17 @@ module_param! {
 /// Whether new connections offer RTRS 2.1 (`proto_ext`).
 pub(crate) fn proto_ext() -> bool {
     PROTO_EXT.value()
+}
+
+module_param! {
+    /// `io_deadline_s`.
+    static IO_DEADLINE_S: UintParam = UintParam::new(IO_DEADLINE_MS / 1000);
+    name: io_deadline_s, perm: 0o644,
+    desc: "Close a path whose server has left an IO unanswered for this many seconds while it answers heartbeats, and fail the IO over; 0 waits for ever, as C (default: 50)";
+}
+
+/// How long an IO may go unanswered before its path is closed, in
+/// milliseconds; 0: for ever (`io_deadline_s`).
+pub(crate) fn io_deadline_ms() -> u32 {
+    IO_DEADLINE_S.value().saturating_mul(1000)
 }

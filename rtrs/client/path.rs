@@ -8,6 +8,7 @@
 use super::abi::{ConType, Confirm, Dir, PermitId, Permits};
 use super::chunks::CloseFence;
 use super::conn::{self, Con, ConExt, CONNECT_TIMEOUT_MS};
+use super::params;
 use super::req::ReqSet;
 use super::sess::{failover, Core, Fenced};
 use super::sysfs::PathFiles;
@@ -35,7 +36,7 @@ use rtrs_common::sysfs::addrs_name;
 use rtrs_proto::chunks::Fence;
 use rtrs_proto::con::{CmCell, CmOutcome};
 use rtrs_proto::ext::{client_ext, Ext};
-use rtrs_proto::hb::{HB_INTERVAL_MS, HB_MISSED_MAX};
+use rtrs_proto::hb::{unanswered_ms, HB_INTERVAL_MS, HB_MISSED_MAX};
 use rtrs_proto::imm::Imm;
 use rtrs_proto::mr::{max_pages_per_mr, MAX_SEGMENTS};
 use rtrs_proto::msg::{
@@ -1162,6 +1163,7 @@ impl Path {
         st.mapped = mapped;
         st.need_inval = reg.is_some();
         st.pending = None;
+        st.posted_ns = now_ns();
         Ok((size, iu_addr, reg))
     }
 
@@ -1288,6 +1290,32 @@ impl HbPath for Path {
 
     fn cons(&self) -> &ConSlots<Path> {
         &self.cons
+    }
+
+    /// The oldest IO waiting for the server, once it has waited longer
+    /// than `io_deadline_s`. A look at each slot's lock, per tick.
+    fn unanswered(&self, now_ns: i64) -> Option<(u32, u64)> {
+        let deadline_ms = params::io_deadline_ms();
+        if deadline_ms == 0 {
+            return None;
+        }
+        self.cons
+            .with(0, |id| {
+                let rs = id.handler().ext.reqs()?;
+                let oldest = rs
+                    .reqs
+                    .iter()
+                    .filter_map(|r| {
+                        let st = r.st.lock();
+                        // A slot whose LOCAL_INV is pending has its answer.
+                        (st.in_use && st.pending.is_none()).then_some((r.idx, st.posted_ns))
+                    })
+                    .min_by_key(|&(_, t)| t);
+                Ok(oldest
+                    .and_then(|(idx, t)| unanswered_ms(t, now_ns, deadline_ms).map(|ms| (idx, ms))))
+            })
+            .ok()
+            .flatten()
     }
 }
 

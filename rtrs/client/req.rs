@@ -44,6 +44,9 @@ pub(crate) struct ReqState {
     pub(crate) need_inval: bool,
     /// A LOCAL_INV is in flight: `(errno, notify)` of the completion.
     pub(crate) pending: Option<(i32, bool)>,
+    /// When the IO was put in the slot (monotonic ns): the age the
+    /// heartbeat's deadline rule (`io_deadline_s`) measures.
+    pub(crate) posted_ns: i64,
 }
 
 impl ReqState {
@@ -63,6 +66,7 @@ impl ReqState {
             mapped: None,
             need_inval: false,
             pending: None,
+            posted_ns: 0,
         }
     }
 }

@@ -4,7 +4,9 @@
 //! `rtrs_init_hb()`, `rtrs_start_hb()`, `rtrs_stop_hb()` and `hb_work()`):
 //! every `HB_INTERVAL_MS` a path that heard nothing from its peer sends a
 //! heartbeat on its service connection; after `HB_MISSED_MAX` of them
-//! without an answer, the path fails.
+//! without an answer, the path fails. The same tick fails a path whose
+//! peer answers heartbeats but leaves a request unanswered past its
+//! deadline ([`HbPath::unanswered`]).
 
 use crate::con::{Con, Side};
 use crate::now_ns;
@@ -31,6 +33,14 @@ pub trait HbPath: Side + DelayedWorkItem<HB_WORK> {
 
     /// The path's connections (the heartbeat goes on the first).
     fn cons(&self) -> &ConSlots<Self>;
+
+    /// A request the peer has left unanswered past the side's deadline at
+    /// `now_ns`, as `(its slot, its age in ms)`: the peer answers
+    /// heartbeats but not it, and the tick closes the path. Only a client
+    /// has requests to wait for.
+    fn unanswered(&self, _now_ns: i64) -> Option<(u32, u64)> {
+        None
+    }
 }
 
 /// A path's heartbeat.
@@ -98,21 +108,32 @@ impl Hb {
         path.hb().beat.lock().stop();
     }
 
-    /// `hb_work()`: a tick. Fails the path after too many misses; sends a
-    /// heartbeat when one is due; and ticks again an interval later, unless
-    /// the path failed.
+    /// `hb_work()`: a tick. Fails the path after too many misses or on a
+    /// request unanswered past its deadline; sends a heartbeat when one is
+    /// due; and ticks again an interval later, unless the path failed.
     pub fn run<P: HbPath>(path: Arc<P>) {
         if !path.hb_connected() {
             return;
         }
         let hb = path.hb();
+        let now = now_ns();
         let (action, ms) = {
             let mut beat = hb.beat.lock();
             if hb.seen.swap(false, Ordering::Relaxed) {
                 beat.received();
             }
-            (beat.tick(now_ns()), beat.interval_ms())
+            (beat.tick(now), beat.interval_ms())
         };
+        if let Some((id, age_ms)) = path.unanswered(now) {
+            pr_err!(
+                "{}: IO {} unanswered for {} ms, closing the path\n",
+                path.name(),
+                id,
+                age_ms
+            );
+            path.fail();
+            return;
+        }
         match action {
             HbAction::Fail => {
                 pr_err!("{}: HB missed max reached.\n", path.name());
