@@ -456,7 +456,15 @@ fn read_rsp(con: &Con, id: &CmIdRef<Con>, wc: &Wc<'_>, rs: &ReqSet, i: u32) -> R
         let slot = rs.rbufs.get(usize::from(msg.msg_id)).ok_or(EINVAL)?;
         slot.rkey.store(msg.rkey, Ordering::Release);
     }
-    req.complete(id, i32::from(msg.errno), true, w_inval);
+    if !req.complete(id, i32::from(msg.errno), true, w_inval) {
+        // Answered since `check` looked: a second answer.
+        pr_err!(
+            "{}: read response for request {}, which is not in flight\n",
+            path.name(),
+            msg.msg_id
+        );
+        return Err(EINVAL);
+    }
     Ok(())
 }
 

@@ -1023,10 +1023,18 @@ impl Path {
     }
 
     /// A response to request `msg_id` (`process_io_rsp()`).
-    pub(crate) fn io_rsp(&self, conn: &CmIdRef<Con>, msg_id: u32, errno: i32, w_inval: bool) {
+    pub(crate) fn io_rsp(
+        self: &Arc<Self>,
+        conn: &CmIdRef<Con>,
+        msg_id: u32,
+        errno: i32,
+        w_inval: bool,
+    ) {
         let Ok(rs) = conn.handler().ext.reqs() else {
             return;
         };
+        // A server that answers what was not asked may answer the next IO
+        // of the slot early too: no answer of this path is trusted again.
         let Some(req) = rs.reqs.get(msg_id as usize) else {
             pr_err!(
                 "{}: response for request {} of {}\n",
@@ -1034,9 +1042,17 @@ impl Path {
                 msg_id,
                 rs.reqs.len()
             );
+            self.error_recovery();
             return;
         };
-        req.complete(conn, errno, true, w_inval);
+        if !req.complete(conn, errno, true, w_inval) {
+            pr_err!(
+                "{}: response for request {}, which is not in flight\n",
+                self.name(),
+                msg_id
+            );
+            self.error_recovery();
+        }
     }
 
     /// Polls poll queue (connection) `cid` (`ib_process_cq_direct()`, which

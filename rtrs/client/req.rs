@@ -165,14 +165,23 @@ impl Req {
     /// `complete_rdma_req()` on the IO path: ends the IO with `errno`,
     /// invalidating the MR first if the server did not; confirms it to the
     /// user if `notify`; `w_inval`: the server invalidated it with
-    /// SEND_WITH_INV.
-    pub(crate) fn complete(&self, conn: &CmIdRef<Con>, errno: i32, notify: bool, w_inval: bool) {
+    /// SEND_WITH_INV. False if the slot holds no IO waiting for its answer
+    /// (free, being built, or answered and invalidating): the answer is
+    /// not for a request in flight, and nothing is done.
+    #[must_use]
+    pub(crate) fn complete(
+        &self,
+        conn: &CmIdRef<Con>,
+        errno: i32,
+        notify: bool,
+        w_inval: bool,
+    ) -> bool {
         let mut st = self.st.lock();
+        if !st.in_use || st.pending.is_some() {
+            return false;
+        }
         if w_inval {
             st.need_inval = false;
-        }
-        if !st.in_use || st.pending.is_some() {
-            return;
         }
         if st.need_inval && st.mapped.is_some() {
             st.need_inval = false;
@@ -191,7 +200,7 @@ impl Req {
             });
             match posted {
                 // The invalidation's completion finishes the IO.
-                Ok(()) => return,
+                Ok(()) => return true,
                 Err(e) => {
                     pr_err!("Send INV WR key={:#x}: {}\n", rkey, e.to_errno());
                     st = self.st.lock();
@@ -201,6 +210,7 @@ impl Req {
         }
         let path = &conn.handler().path;
         Self::finish(st, path, errno, notify);
+        true
     }
 
     /// Ends the IO: frees the slot, unmaps the user's pages (outside the
