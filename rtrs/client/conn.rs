@@ -222,6 +222,14 @@ fn established(id: &CmIdRef<Con>, private_data: &[u8]) -> Result {
         return Err(rb::errno::ECONNRESET());
     }
     if h.cid == 0 {
+        if rsp.check_params().is_err() {
+            pr_err!(
+                "{}: Invalid RTRS connection response: queue depth {}\n",
+                h.path.name(),
+                rsp.queue_depth
+            );
+            return Err(rb::errno::ECONNRESET());
+        }
         h.path.learn(id, &rsp)?;
     }
     h.sq.set_interval(h.path.signal_interval());

@@ -556,6 +556,17 @@ impl ConnRsp {
         Ok(())
     }
 
+    /// [`Error::ConnReset`] if the parameters a path learns from its first
+    /// connection's response leave it no chunk: a queue depth of 0 (C
+    /// takes it, and fails at the INFO_RSP, for which it then has a
+    /// receive buffer too small for any descriptor).
+    pub fn check_params(&self) -> Result<(), Error> {
+        if self.queue_depth == 0 {
+            return Err(Error::ConnReset);
+        }
+        Ok(())
+    }
+
     /// The errno of a rejected connection, from the consumer reject data
     /// (`rtrs_rdma_conn_rejected()`): the sign-extended `errno` field when
     /// the data holds a whole response (magic and version are not
@@ -1145,6 +1156,19 @@ mod tests {
         assert_eq!(got.queue_depth, 1);
         // chunk_size wraps in 32 bits like clt_path->chunk_size.
         assert_eq!(ConnRsp::accept(1, u32::MAX, 2, false).chunk_size(), 1);
+    }
+
+    #[test]
+    fn conn_rsp_params() {
+        assert_eq!(ConnRsp::accept(1, 4096, 4096, false).check_params(), Ok(()));
+        assert_eq!(
+            ConnRsp::accept(u16::MAX, 4096, 4096, false).check_params(),
+            Ok(())
+        );
+        assert_eq!(
+            ConnRsp::accept(0, 4096, 4096, false).check_params(),
+            Err(Error::ConnReset)
+        );
     }
 
     #[test]
