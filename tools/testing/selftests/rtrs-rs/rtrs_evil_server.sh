@@ -1,0 +1,145 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# timeout=1200
+# A malicious RTRS server against our rtrs-client and against C's: the
+# test module rtrs-test-evil-srv (rtrs/tests/rtrs_test_evil_srv.rs) on the
+# server guest speaks the server side of RTRS over raw rdma_cm and verbs,
+# wrongly on purpose per scenario: broken CON_RSPs (magic, version, an
+# errno, queue depth 0, 2 GiB chunks, a header too small for any request),
+# broken INFO_RSPs (no descriptor, more than the client has room for, zero
+# and too large lengths, overlapping, short, another type), no answer to
+# the connection request or to INFO_REQ, IO responses for requests never
+# sent or answered twice, RKEY_RSPs for chunks the client does not own, a
+# read answered with more data than the client's buffer holds, and silence
+# from the first IO on. For each, rtrs-test-clt opens a session of one path
+# to it and, if it opens, runs one round of verified IO: the open must fail
+# with the errno of the table, or the IO go as the table says, and the
+# client log the line the table names; the evil server must have played
+# its scenario (ctl/result counts its acts); the session must be gone once
+# rtrs-test-clt is; no kernel warning. The rows where ours and C differ
+# are in Documentation/reliability.md.
+#
+# Not run against C's client, because what they do is C's bug and a
+# kernel warning or worse (the runner fails any WARNING): con_hdr_small
+# (rtrs_clt_write_req() writes the user message and header into a buffer
+# of max_hdr_size bytes without checking: a heap overflow), rsp_unknown,
+# rsp_idle, rsp_twice (WARN_ON in process_io_rsp() and complete_rdma_req()),
+# rkey_unknown, rkey_other (WARN_ON in rtrs_clt_rkey_rsp_done()).
+. "$(dirname "$0")/lib.sh"
+
+evil=/sys/class/rtrs-test-evil-srv/ctl
+ctl=/sys/class/rtrs-test/ctl
+
+# scenario ; outcome: ours ; client line: ours ; C ; C (extended regexes;
+# an empty line regex: nothing to look for). An outcome is `refused <errno>`
+# (rtrs_clt_open failed), `io ok` (a verified round of IO) or `io failed`;
+# a C outcome `skip` means not run (above).
+scenarios='
+good;io ok;;io ok;
+con_magic;refused -104;Invalid RTRS connection response;refused -104;Invalid RTRS magic
+con_version;refused -104;Invalid RTRS connection response;refused -104;Unsupported major RTRS version: 3, expected 2
+con_errno;refused -104;Invalid RTRS message: errno -5;refused -104;Invalid RTRS message: errno
+con_qd0;refused -104;Invalid RTRS connection response: queue depth 0;refused -104;Path info response recv failed
+con_chunk_huge;refused -104;Incorrect sg vector, not fully mapped;refused -104;RDMA immediate size
+con_hdr_small;io failed;user message size is 24 and header length 4, but max size is 8;skip;
+info_sg0;refused -104;Incorrect sg vector, not fully mapped;refused -104;Incorrect sg_cnt 0, is not multiple
+info_sg_over;refused -104;Path info response recv failed;refused -104;Path info response recv failed
+info_zero_len;refused -104;Incorrect sg vector, not fully mapped;refused -104;Incorrect \[0\]\.len 0
+info_too_large;refused -104;Incorrect sg vector, not fully mapped;refused -104;Incorrect total_len 2097152
+info_overlap;io ok;;io ok;
+info_short;refused -104;Path info response is malformed;refused -104;Path info response is malformed: size 4
+info_type;refused -104;Path info response is malformed;refused -104;Path info response is malformed: type
+silent_accept;refused -110;failed: err=-110;refused -110;failed: err=-110
+silent_info;refused -110;failed: err=-110;refused -110;failed: err=-110
+rsp_unknown;io failed;response for request 19 of 16;skip;
+rsp_idle;io failed;response for request [0-9]+, which is not in flight;skip;
+rsp_twice;io failed;response for request [0-9]+, which is not in flight;skip;
+rkey_unknown;io failed;rkey response for unknown chunk 65535;skip;
+rkey_other;io failed;rkey response for chunk [0-9]+ came as the answer to [0-9]+;skip;
+read_too_much;io failed;RDMA failed|request failed;io failed;RDMA failed|request failed
+io_silent;io failed;HB missed max reached;io failed;HB missed max reached
+'
+nscen=$(echo "$scenarios" | grep -c ';')
+# Per client: 5 cases per scenario, then the unload; then the kernel logs.
+ktap_plan $((2 * (5 * nscen + 1) + 1))
+
+unload_all() {
+	mod_loaded rtrs_test_clt && rmmod rtrs_test_clt
+	mod_loaded rtrs_test_evil_srv && rmmod rtrs_test_evil_srv
+	unload_rnbd_rtrs
+}
+cleanup() {
+	unload_all
+	on_server "$(declare -f unload_all); unload_all"
+}
+trap cleanup EXIT
+
+show_logs() {
+	kmsg_since "$mark" | grep -E 'rtrs|rxe' | tail -15 | sed 's/^/# client dmesg: /'
+	on_server "kmsg_since $mark | grep -E 'rtrs|rxe' | tail -10" | sed 's/^/# server dmesg: /'
+}
+check_on_fail=show_logs
+
+# play <session name>: opens a session to the evil server and, if it
+# opens, runs a round of verified IO; prints the outcome.
+play() {
+	if ! insmod "$MODDIR/rtrs-test-clt.ko" sessname="$1" path=ip:$SERVER_IP0 2>/dev/null; then
+		echo "refused $(kmsg_since "$mark" | sed -n 's/.*rtrs_clt_open: \(-[0-9]*\)$/\1/p' | tail -1)"
+	elif echo '0 1' >$ctl/run 2>/dev/null; then
+		echo "io ok"
+	else
+		echo "io failed"
+	fi
+}
+
+# The line the client logged since the mark.
+client_logs() { kmsg_since "$mark" | grep -Eq "$1"; }
+# No session of the evil scenarios left on the client.
+no_session() { wait_for 30 eval '! ls /sys/class/rtrs-client/ 2>/dev/null | grep -q ^evil-'; }
+no_warning() { ! kmsg_since "$mark" | grep -Eq 'WARNING:|BUG:|Oops|KASAN|Call Trace'; }
+
+rxe_up || bail "rxe did not come up"
+on_server "$(declare -f unload_all); unload_all && insmod $MODDIR/rtrs-test-evil-srv.ko" ||
+	bail "server: cannot load rtrs-test-evil-srv"
+for clt in rs c; do
+	unload_all
+	case $clt in
+	rs) insmod "$MODDIR/rtrs-core.ko" && insmod "$MODDIR/rtrs-client.ko" ;;
+	c) modprobe rtrs-client ;;
+	esac || bail "cannot load the $clt rtrs-client"
+	while IFS=';' read -r name rs_out rs_re c_out c_re; do
+		[ -n "$name" ] || continue
+		if [ $clt = rs ]; then want=$rs_out re=$rs_re; else want=$c_out re=$c_re; fi
+		if [ "$want" = skip ]; then
+			for what in outcome "the client's log" "the server's act" "no session left" \
+				"no kernel warning"; do
+				skip "c client: $name: $what: not run, C's bug (see the test's header)"
+			done
+			continue
+		fi
+		mark=evil-srv-$clt-$name
+		kmsg_mark "$mark"
+		on_server "kmsg_mark $mark && echo $name >$evil/run" || bail "server: cannot set $name"
+		got=$(play "evil-$clt-$name")
+		diag "$clt client: $name: $got; server: $(on_server "cat $evil/result")"
+		check "$clt client: $name: $want" test "$got" = "$want"
+		if [ -n "$re" ]; then
+			check "$clt client: $name: the client logs '$re'" wait_for 15 client_logs "$re"
+		else
+			skip "$clt client: $name: the client logs nothing for it"
+		fi
+		if [ $name = good ]; then
+			check "$clt client: $name: the server played it straight" \
+				on_server "grep -q ' acts 0 ' $evil/result"
+		else
+			check "$clt client: $name: the server played it" \
+				on_server "grep -Eq ' acts [1-9]' $evil/result"
+		fi
+		mod_loaded rtrs_test_clt && rmmod rtrs_test_clt
+		check "$clt client: $name: no session left" no_session
+		check "$clt client: $name: no kernel warning" no_warning
+	done <<<"$scenarios"
+	check "$clt client: the client's modules unload" eval 'unload_all && ! lsmod | grep -q rtrs'
+done
+check "no kernel warnings" eval '! dmesg_bad && ! on_server dmesg_bad'
+ktap_finish
