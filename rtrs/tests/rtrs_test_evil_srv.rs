@@ -118,6 +118,7 @@ const SCENARIOS: &[&str] = &[
     "rkey_other",
     "read_too_much",
     "io_silent",
+    "rsp_dropped",
 ];
 
 /// What the server does wrong, by index of [`SCENARIOS`].
@@ -171,10 +172,13 @@ enum Scenario {
     ReadTooMuch,
     /// From the first IO on, nothing answered, heartbeats neither.
     IoSilent,
+    /// The first IO of the run never answered; heartbeats, later IO and
+    /// the same IO failed over to another path are.
+    RspDropped,
 }
 
 impl Scenario {
-    const ALL: [Scenario; 23] = [
+    const ALL: [Scenario; 24] = [
         Scenario::Good,
         Scenario::ConMagic,
         Scenario::ConVersion,
@@ -198,6 +202,7 @@ impl Scenario {
         Scenario::RkeyOther,
         Scenario::ReadTooMuch,
         Scenario::IoSilent,
+        Scenario::RspDropped,
     ];
 
     fn from_index(i: u32) -> Self {
@@ -368,6 +373,8 @@ struct Ctx {
     connects: AtomicU32,
     acts: AtomicU32,
     ios: AtomicU32,
+    /// [`Scenario::RspDropped`] dropped its IO in this run.
+    dropped: AtomicBool,
 }
 
 impl Ctx {
@@ -563,6 +570,12 @@ impl Conn {
             ctx.acted(sess, format_args!("silent from the first IO on"));
         }
         if sess.silent.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        // Once per scenario run, not per session: an IO the client fails
+        // over to another path (another session here) is answered.
+        if sess.scenario == Scenario::RspDropped && !ctx.dropped.swap(true, Ordering::AcqRel) {
+            ctx.acted(sess, format_args!("request {} never answered", buf_id));
             return Ok(());
         }
         ctx.ios.fetch_add(1, Ordering::Relaxed);
@@ -854,6 +867,7 @@ impl ctl::Run for Ctl {
         ctx.connects.store(0, Ordering::Relaxed);
         ctx.acts.store(0, Ordering::Relaxed);
         ctx.ios.store(0, Ordering::Relaxed);
+        ctx.dropped.store(false, Ordering::Relaxed);
         // The next connection starts a session of the new scenario.
         let old = ctx.sess.lock().take();
         drop(old);
@@ -903,6 +917,7 @@ impl kernel::Module for EvilSrv {
                 connects: AtomicU32::new(0),
                 acts: AtomicU32::new(0),
                 ios: AtomicU32::new(0),
+                dropped: AtomicBool::new(false),
             }? Error),
             GFP_KERNEL,
         )?;

@@ -10,8 +10,8 @@
 # and too large lengths, overlapping, short, another type), no answer to
 # the connection request or to INFO_REQ, IO responses for requests never
 # sent or answered twice, RKEY_RSPs for chunks the client does not own, a
-# read answered with more data than the client's buffer holds, and silence
-# from the first IO on. For each, rtrs-test-clt opens a session of one path
+# read answered with more data than the client's buffer holds, silence
+# from the first IO on, and one IO never answered while heartbeats are. For each, rtrs-test-clt opens a session of one path
 # to it and, if it opens, runs one round of verified IO: the open must fail
 # with the errno of the table, or the IO go as the table says, and the
 # client log the line the table names; the evil server must have played
@@ -24,7 +24,11 @@
 # (rtrs_clt_write_req() writes the user message and header into a buffer
 # of max_hdr_size bytes without checking: a heap overflow), rsp_unknown,
 # rsp_idle, rsp_twice (WARN_ON in process_io_rsp() and complete_rdma_req()),
-# rkey_unknown, rkey_other (WARN_ON in rtrs_clt_rkey_rsp_done()).
+# rkey_unknown, rkey_other (WARN_ON in rtrs_clt_rkey_rsp_done()); and
+# where C's client waits for ever, because the server answers heartbeats
+# but not the IO: read_too_much (the client's device refuses the write
+# past its buffer and the IO's answer never comes) and rsp_dropped. Ours
+# closes the path after io_deadline_s (50 s).
 . "$(dirname "$0")/lib.sh"
 
 evil=/sys/class/rtrs-test-evil-srv/ctl
@@ -56,8 +60,9 @@ rsp_idle;io failed;response for request [0-9]+, which is not in flight;skip;
 rsp_twice;io failed;response for request [0-9]+, which is not in flight;skip;
 rkey_unknown;io failed;rkey response for unknown chunk 65535;skip;
 rkey_other;io failed;rkey response for chunk [0-9]+ came as the answer to [0-9]+;skip;
-read_too_much;io failed;RDMA failed|request failed;io failed;RDMA failed|request failed
+read_too_much;io failed;IO [0-9]+ unanswered for [0-9]+ ms, closing the path;skip;
 io_silent;io failed;HB missed max reached;io failed;HB missed max reached
+rsp_dropped;io failed;IO [0-9]+ unanswered for [0-9]+ ms, closing the path;skip;
 '
 nscen=$(echo "$scenarios" | grep -c ';')
 # Per client: 5 cases per scenario, then the unload; then the kernel logs.
