@@ -488,9 +488,12 @@ impl Path {
         let wr_limit = req.device().attrs().max_qp_wr;
         let (max_send_wr, max_recv_wr) = if cid == 0 {
             // All receives and all sends (each needing an invalidate), plus
-            // drain and heartbeat.
-            let n = wr_limit.min(SERVICE_CON_QUEUE_DEPTH * 2 + 2);
-            (n, n)
+            // drain and heartbeat; the send queue also holds the chunks'
+            // REG_MRs, which the INFO_RSP posts at once (one per chunk with
+            // always_invalidate).
+            let n = SERVICE_CON_QUEUE_DEPTH * 2 + 2;
+            let mrs = u32::try_from(this.mrs.len()).unwrap_or(u32::MAX);
+            (wr_limit.min(n.saturating_add(mrs)), wr_limit.min(n))
         } else {
             let per = if p.always_invalidate { 1 + 4 } else { 1 + 2 };
             (wr_limit.min(qd * per + 1), qd + 1)
