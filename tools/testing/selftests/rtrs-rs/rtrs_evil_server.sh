@@ -65,8 +65,9 @@ io_silent;io failed;HB missed max reached;io failed;HB missed max reached
 rsp_dropped;io failed;IO [0-9]+ unanswered for [0-9]+ ms, closing the path;skip;
 '
 nscen=$(echo "$scenarios" | grep -c ';')
-# Per client: 5 cases per scenario, then the unload; then the kernel logs.
-ktap_plan $((2 * (5 * nscen + 1) + 1))
+# Per client: 5 cases per scenario, then the unload; the two-path case;
+# then the kernel logs.
+ktap_plan $((2 * (5 * nscen + 1) + 5 + 1))
 
 unload_all() {
 	mod_loaded rtrs_test_clt && rmmod rtrs_test_clt
@@ -146,5 +147,29 @@ for clt in rs c; do
 	done <<<"$scenarios"
 	check "$clt client: the client's modules unload" eval 'unload_all && ! lsmod | grep -q rtrs'
 done
+
+# The deadline with a second path: the unanswered IO fails over to it and
+# the round verifies; the path was closed by the rule, not at random.
+unload_all
+insmod "$MODDIR/rtrs-core.ko" && insmod "$MODDIR/rtrs-client.ko" || bail "cannot load our rtrs-client"
+mark=evil-srv-rs-two-paths
+kmsg_mark "$mark"
+on_server "kmsg_mark $mark && echo rsp_dropped >$evil/run" || bail "server: cannot set rsp_dropped"
+if insmod "$MODDIR/rtrs-test-clt.ko" sessname=evil-rs-two path=ip:$SERVER_IP0 path2=ip:$SERVER_IP1 &&
+	echo '0 1' >$ctl/run; then
+	got="io ok"
+else
+	got="io failed"
+fi
+age=$(kmsg_since "$mark" | sed -n 's/.*IO [0-9]* unanswered for \([0-9]*\) ms, closing the path.*/\1/p' | head -1)
+diag "rs client: rsp_dropped over two paths: $got, the path closed after ${age:-?} ms; server: $(on_server "cat $evil/result")"
+check "rs client: rsp_dropped over two paths: the IO fails over, io ok" test "$got" = "io ok"
+check "rs client: rsp_dropped over two paths: the path closed after the deadline (50 s) and the next tick" \
+	test "${age:-0}" -gt 50000 -a "${age:-0}" -le 60000
+check "rs client: rsp_dropped over two paths: the server dropped one IO" \
+	on_server "grep -q ' acts 1 ' $evil/result"
+mod_loaded rtrs_test_clt && rmmod rtrs_test_clt
+check "rs client: rsp_dropped over two paths: no session left" no_session
+check "rs client: rsp_dropped over two paths: no kernel warning" no_warning
 check "no kernel warnings" eval '! dmesg_bad && ! on_server dmesg_bad'
 ktap_finish
