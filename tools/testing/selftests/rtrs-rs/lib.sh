@@ -336,14 +336,46 @@ add_path_cycle() {
 # Modules: the C ones live in /lib/modules (modprobe), ours in $MODDIR.
 mod_loaded() { [ -d "/sys/module/$(echo "$1" | tr - _)" ]; }
 
-# Unload whatever rnbd/rtrs modules, C or ours, are loaded here, in
-# dependency order. For test cleanup; errors are ignored.
-unload_rnbd_rtrs() {
+# The rnbd and rtrs modules, C or ours, in the order they unload.
+RNBD_RTRS_MODULES="rnbd_client rnbd_server rtrs_client rtrs_server rtrs_core"
+
+# The rnbd/rtrs modules loaded here, on one line.
+rnbd_rtrs_loaded() {
+	local m left=
+	for m in $RNBD_RTRS_MODULES; do
+		mod_loaded $m && left="$left $m"
+	done
+	echo "${left# }"
+}
+
+# One rmmod of each rnbd/rtrs module loaded here, in dependency order,
+# whatever it answers.
+_rmmod_rnbd_rtrs() {
 	local m
-	for m in rnbd_client rnbd_server rtrs_client rtrs_server rtrs_core; do
+	for m in $RNBD_RTRS_MODULES; do
 		mod_loaded $m && rmmod $m 2>/dev/null
 	done
-	return 0
+	true
+}
+
+# unload_rnbd_rtrs [-w <seconds>]: unloads whatever rnbd/rtrs modules, C or
+# ours, are loaded here; with -w, tries again for up to <seconds> while one
+# is still loaded (a module stays busy for a moment after its last user:
+# a device just closed, a session just gone). Fails, with a diagnostic on
+# stderr naming them, if any is still loaded: a stack loaded next would
+# run on them (modprobe of a loaded name succeeds). A cleanup that must go
+# on regardless ends its line with `; true`.
+unload_rnbd_rtrs() {
+	local left
+	if [ "$1" = -w ]; then
+		wait_for "$2" eval '_rmmod_rnbd_rtrs; [ -z "$(rnbd_rtrs_loaded)" ]'
+	else
+		_rmmod_rnbd_rtrs
+	fi
+	left=$(rnbd_rtrs_loaded)
+	[ -z "$left" ] && return 0
+	echo "# unload_rnbd_rtrs: still loaded on the $(hostname): $left" >&2
+	return 1
 }
 
 # The path of the C module <name> of the running kernel.
@@ -408,11 +440,18 @@ kmsg_since() { dmesg | sed -n "/rtrs-rs: mark $1\$/,\$p"; }
 #   rnbd     our rnbd on our rtrs
 #   rnbd-c   our rnbd on the C rtrs
 # _stack_load <client|server> <stack> [rtrs params]: loads it, after unloading
-# whatever rnbd/rtrs modules are loaded.
+# whatever rnbd/rtrs modules are loaded, and fails unless the modules then
+# loaded are the stack's (stack_is): a module left over, or one that
+# modprobe took from elsewhere, would make a case about one stack run on
+# another.
 _stack_load() {
 	local side=$1 stack=$2
 	shift 2
-	unload_rnbd_rtrs
+	case $stack in
+	c | rtrs | rnbd | rnbd-c) ;;
+	*) echo "# _stack_load: no stack $stack" >&2; return 1 ;;
+	esac
+	unload_rnbd_rtrs -w 10 || return 1
 	case $stack in
 	c) modprobe "rtrs-$side" "$@" && modprobe "rnbd-$side" ;;
 	rtrs) insmod "$MODDIR/rtrs-core.ko" && insmod "$MODDIR/rtrs-$side.ko" "$@" &&
@@ -420,8 +459,8 @@ _stack_load() {
 	rnbd) insmod "$MODDIR/rtrs-core.ko" && insmod "$MODDIR/rtrs-$side.ko" "$@" &&
 		insmod "$MODDIR/rnbd-$side.ko" ;;
 	rnbd-c) modprobe "rtrs-$side" "$@" && insmod "$MODDIR/rnbd-$side.ko" ;;
-	*) return 1 ;;
-	esac
+	esac || return 1
+	stack_is "$side" "$stack"
 }
 
 # srv_stack_load <stack> [rtrs-server params]: on the server guest, exports
@@ -441,14 +480,51 @@ rnbd_cleanup() {
 	for d in /sys/block/rnbd*/rnbd/unmap_device; do
 		[ -e "$d" ] && echo force >"$d"
 	done
-	unload_rnbd_rtrs
-	on_server 'unload_rnbd_rtrs; rmmod null_blk 2>/dev/null; true'
+	unload_rnbd_rtrs -w 30
+	on_server 'unload_rnbd_rtrs -w 30; rmmod null_blk 2>/dev/null; true'
 }
 
 # Whether the loaded module <name> is ours: out-of-tree modules carry the
 # O taint flag; the in-tree C ones do not. (modinfo resolves a name through
 # modules.dep, so it would name the C file whichever is loaded.)
 mod_is_ours() { grep -q O "/sys/module/$(echo "$1" | tr - _)/taint" 2>/dev/null; }
+
+# modules_are <module>=<c|ours|none>...: each module is loaded from the
+# kernel's tree (c), is ours (ours), or is not loaded (none). Prints a
+# diagnostic on stderr for each that is not as said, and fails then.
+modules_are() {
+	local a m want got rc=0
+	for a in "$@"; do
+		m=${a%%=*} want=${a#*=}
+		if ! mod_loaded "$m"; then
+			got=none
+		elif mod_is_ours "$m"; then
+			got=ours
+		else
+			got=c
+		fi
+		[ "$got" = "$want" ] && continue
+		echo "# $(hostname): $m is $got, not $want" >&2
+		rc=1
+	done
+	return $rc
+}
+
+# stack_is <client|server> <stack>: the rtrs-core, rtrs-<side> and
+# rnbd-<side> loaded here are those of <stack> (see _stack_load).
+stack_is() {
+	local s=$1
+	case $2 in
+	c) modules_are rtrs_core=c "rtrs_$s=c" "rnbd_$s=c" ;;
+	rtrs) modules_are rtrs_core=ours "rtrs_$s=ours" "rnbd_$s=c" ;;
+	rnbd) modules_are rtrs_core=ours "rtrs_$s=ours" "rnbd_$s=ours" ;;
+	rnbd-c) modules_are rtrs_core=c "rtrs_$s=c" "rnbd_$s=ours" ;;
+	*)
+		echo "# stack_is: no stack $2" >&2
+		return 1
+		;;
+	esac
+}
 
 # The modules a stack loaded, one line each, for the log.
 stack_files() {

@@ -163,7 +163,8 @@ run_stack() {
 
 rxe_up || bail "rxe did not come up"
 unload_rnbd_rtrs
-on_server 'unload_rnbd_rtrs; rmmod null_blk 2>/dev/null
+# A null_blk still held by an rnbd-server would stay, without discard.
+on_server 'unload_rnbd_rtrs -w 30 && { rmmod null_blk 2>/dev/null; ! mod_loaded null_blk; } &&
 	modprobe null_blk nr_devices=1 gb=1 memory_backed=1 discard=1' ||
 	bail "server: cannot load null_blk with discard"
 

@@ -90,8 +90,12 @@ sum2=$(dd if=$pat bs=64k skip=16 count=16 2>/dev/null | md5sum | cut -d' ' -f1)
 run_pair() {
 	local cst=${1%/*} sst=${1#*/} p=$1 lo out blocks freed
 
-	lo=$(srv "unload_rnbd_rtrs; lo=\$(loop_fresh) && _stack_load server $sst && echo \$lo")
-	[[ $lo == /dev/loop* ]] || bail "$p: server: cannot set up the loop device and load the stack"
+	# The old stack goes first: its rnbd-server holds the old loop device.
+	lo=$(srv "unload_rnbd_rtrs -w 30 && lo=\$(loop_fresh) && _stack_load server $sst && echo \$lo")
+	if [[ $lo != /dev/loop* ]]; then
+		echo "$lo" | sed 's/^/# server: /'
+		bail "$p: server: cannot unload the old stack, set up the loop device or load the stack"
+	fi
 	clt_stack_load "$cst" || bail "$p: cannot load the client stack"
 	diag "$p: server $lo; client: $(stack_files | tr '\n' ' '); server: $(on_server stack_files | tr '\n' ' ')"
 

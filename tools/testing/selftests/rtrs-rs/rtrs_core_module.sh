@@ -19,7 +19,7 @@ for field in name license description depends; do
 	theirs=$(modinfo -F "$field" "$(c_module rtrs-core)")
 	check "modinfo $field: '$ours' as the C module's" [ "$ours" = "$theirs" ]
 done
-unload_rnbd_rtrs
+unload_rnbd_rtrs -w 10 || bail "cannot unload the rnbd/rtrs modules left loaded"
 check "insmod succeeds" insmod "$ko"
 check "/sys/module/rtrs_core is live" [ "$(cat /sys/module/rtrs_core/initstate 2>/dev/null)" = live ]
 rmmod rtrs_core

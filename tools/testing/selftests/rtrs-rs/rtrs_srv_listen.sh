@@ -22,19 +22,22 @@ cleanup() {
 trap cleanup EXIT
 
 srv_load() { # <stack>: load the server side with port_nr=$port
+	local load
 	case $1 in
-	c) echo "modprobe rtrs-server && modprobe rnbd-server port_nr=$port" ;;
-	rtrs) echo "insmod \$MODDIR/rtrs-core.ko && insmod \$MODDIR/rtrs-server.ko &&
+	c) load="modprobe rtrs-server && modprobe rnbd-server port_nr=$port" ;;
+	rtrs) load="insmod \$MODDIR/rtrs-core.ko && insmod \$MODDIR/rtrs-server.ko &&
 		insmod \$(c_module rnbd-server) port_nr=$port" ;;
-	rnbd) echo "insmod \$MODDIR/rtrs-core.ko && insmod \$MODDIR/rtrs-server.ko &&
+	rnbd) load="insmod \$MODDIR/rtrs-core.ko && insmod \$MODDIR/rtrs-server.ko &&
 		insmod \$MODDIR/rnbd-server.ko port_nr=$port" ;;
 	esac
+	echo "$load && stack_is server $1"
 }
 
 rxe_up || bail "rxe did not come up"
 clt_stack_load c || bail "cannot load the C rnbd-client"
 for stack in c rtrs rnbd; do
-	on_server "unload_rnbd_rtrs; mod_loaded null_blk || modprobe null_blk nr_devices=1 gb=1 memory_backed=1"
+	on_server "unload_rnbd_rtrs -w 30 && { mod_loaded null_blk || modprobe null_blk nr_devices=1 gb=1 memory_backed=1; }" ||
+		bail "$stack: server: cannot unload the last stack or load null_blk"
 	# perftest's server listens (rdma_cm) on the port, on any address.
 	on_server "(ib_write_bw -R -p $port >/dev/null 2>&1 &)"
 	on_server "wait_for 10 eval 'rdma resource show cm_id | grep -q \":$port \"'" ||
