@@ -76,7 +76,7 @@ srv_record() {
 	try_write "$d/devices/nullb0/sessions/$1" force_close 0
 }
 # srv_reload_rnbd <stack> [params]: on the server, rnbd-server of <stack>
-# again, with [params].
+# again, with [params], and the stack is <stack> again.
 srv_reload_rnbd() {
 	local st=$1
 	shift
@@ -84,7 +84,7 @@ srv_reload_rnbd() {
 	case $st in
 	c | rtrs) modprobe rnbd-server "$@" ;;
 	*) insmod "$MODDIR/rnbd-server.ko" "$@" ;;
-	esac
+	esac && stack_is server "$st"
 }
 srv_entry() { on_server "test -e $srvdevs/nullb0/sessions/$1"; }
 srv_logged() { on_server "kmsg_since $1 | grep -q '$2'"; }

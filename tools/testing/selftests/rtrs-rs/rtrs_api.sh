@@ -31,13 +31,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# rtrs_load <client|server> <c|rs> [params]: the C or our RTRS of a side.
+# rtrs_load <client|server> <c|rs> [params]: the C or our RTRS of a side,
+# and no other (modprobe would take a leftover of ours for C's).
 rtrs_load() {
 	local side=$1 impl=$2
 	shift 2
 	case $impl in
-	c) modprobe "rtrs-$side" "$@" ;;
-	rs) insmod "$MODDIR/rtrs-core.ko" && insmod "$MODDIR/rtrs-$side.ko" "$@" ;;
+	c) modprobe "rtrs-$side" "$@" && modules_are rtrs_core=c "rtrs_$side=c" ;;
+	rs) insmod "$MODDIR/rtrs-core.ko" && insmod "$MODDIR/rtrs-$side.ko" "$@" &&
+		modules_are rtrs_core=ours "rtrs_$side=ours" ;;
 	esac
 }
 

@@ -106,12 +106,15 @@ for srv in rs c; do
 	unload_all
 	rm -f $stop $io_log
 	case $srv in
-	rs) load="insmod $MODDIR/rtrs-core.ko && insmod $MODDIR/rtrs-server.ko sess_queue_depth=100" ;;
-	c) load="modprobe rtrs-server sess_queue_depth=100" ;;
+	rs) load="insmod $MODDIR/rtrs-core.ko && insmod $MODDIR/rtrs-server.ko sess_queue_depth=100 &&
+		modules_are rtrs_core=ours rtrs_server=ours" ;;
+	c) load="modprobe rtrs-server sess_queue_depth=100 && modules_are rtrs_core=c rtrs_server=c" ;;
 	esac
 	on_server "$(declare -f unload_all); unload_all && $load && insmod $MODDIR/rtrs-test-srv.ko" ||
 		bail "server: cannot load rtrs-test-srv on the $srv rtrs-server"
-	modprobe rtrs-client || bail "no C rtrs-client"
+	# The good session is C's on both servers: a client of ours left
+	# loaded would be taken for it.
+	modprobe rtrs-client && modules_are rtrs_core=c rtrs_client=c || bail "no C rtrs-client"
 	check "$srv server: the good session opens" \
 		insmod "$MODDIR/rtrs-test-clt.ko" sessname=good-$srv path=ip:$SERVER_IP0 path2=ip:$SERVER_IP1
 	good_io &
