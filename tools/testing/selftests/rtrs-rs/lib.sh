@@ -74,6 +74,33 @@ check() {
 	fi
 }
 
+# still_running <pid>: the process <pid> has not ended (a zombie, ended and
+# not yet reaped, has).
+still_running() {
+	local st
+	st=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null)
+	[ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+}
+
+# during_io <pid> <description> <command...>: one test case for a fault
+# under IO: the command (the fault) succeeds, and the process <pid> (a
+# background fio) is still running once it has, so the fault met IO in
+# flight. IO that ended first, as on a fast host, would leave the cases
+# after it ("the IO fails over") nothing to show: the case fails then.
+during_io() {
+	local pid=$1 desc=$2
+	shift 2
+	if ! "$@"; then
+		${check_on_fail:+$check_on_fail}
+		fail "$desc"
+	elif ! still_running "$pid"; then
+		diag "$desc: the IO had ended by then, so the fault met none: give it more to do"
+		fail "$desc"
+	else
+		ok "$desc"
+	fi
+}
+
 # Stop the test here: the remaining cases cannot run.
 bail() {
 	echo "Bail out! $*"

@@ -96,11 +96,12 @@ check "a discard reads back as zeros" discard_zeroes
 # A path lost under IO: the IO goes on over the other, unharmed.
 ios() { awk '{print $1 + $3}' "$ccls/$sess/paths/${paths[1]}/stats/rdma"; }
 before=$(ios)
-fio_verify /dev/rnbd0 --rw=randrw --bs=16k --iodepth=16 --size=16M --offset=192M \
+# 64 MiB: several seconds of IO here, so that the disconnect meets it.
+fio_verify /dev/rnbd0 --rw=randrw --bs=16k --iodepth=16 --size=64M --offset=192M \
 	>/tmp/rs_pair_failover.fio 2>&1 &
 fio_pid=$!
 wait_for 30 eval '[ "$(ios)" -gt "$before" ]'
-check "disconnect path 1 during IO" eval 'echo 1 >$ccls/$sess/paths/${paths[1]}/disconnect'
+during_io $fio_pid "disconnect path 1 during IO" eval 'echo 1 >$ccls/$sess/paths/${paths[1]}/disconnect'
 wait $fio_pid
 rc=$?
 cat /tmp/rs_pair_failover.fio

@@ -80,9 +80,10 @@ for stack in "${stacks[@]}"; do
 		n=$(ios_of 1)
 		wait_for 60 eval '[ "$(ios_of 1)" -gt $((n + 100)) ]'
 		if [ $side = client ]; then
-			check "$stack: the client's rxe1 deleted during IO" rdma link delete rxe1
+			during_io $fio_pid "$stack: the client's rxe1 deleted during IO" rdma link delete rxe1
 		else
-			check "$stack: the server's rxe1 deleted during IO" on_server -t 60 'rdma link delete rxe1'
+			during_io $fio_pid "$stack: the server's rxe1 deleted during IO" \
+				on_server -t 60 'rdma link delete rxe1'
 		fi
 		check "$stack: path 1 goes down, path 0 stays" \
 			eval 'wait_for 120 eval "! state_is 1 connected" && state_is 0 connected'

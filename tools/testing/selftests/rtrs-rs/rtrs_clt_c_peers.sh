@@ -146,7 +146,7 @@ check "round-robin used both paths" eval '[ "${w0:-0}" -gt 100 ] && [ "${w1:-0}"
 fio_verify /dev/rnbd0 --rw=randwrite --bs=4k --iodepth=32 --size=24M --offset=128M >/tmp/fio-failover 2>&1 &
 fio_pid=$!
 wait_for 30 eval '[ "$(writes_of "$p1")" -gt "$w1" ]'
-check "disconnect path 1 during IO" eval "echo 1 >$cls/$sess/paths/$p1/disconnect"
+during_io $fio_pid "disconnect path 1 during IO" eval "echo 1 >$cls/$sess/paths/$p1/disconnect"
 check "path 1 shows disconnected, path 0 connected" eval 'state_is "$p1" disconnected && state_is "$p0" connected'
 check "the IO completes, verified, on path 0" wait $fio_pid
 sed 's/^/# /' /tmp/fio-failover

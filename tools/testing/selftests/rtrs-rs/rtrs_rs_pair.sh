@@ -119,7 +119,7 @@ check "mixed 512-byte aligned random read/write, QD1, verified" \
 fio_verify /dev/rnbd0 --rw=randwrite --bs=4k --iodepth=32 --size=24M --offset=640M >/tmp/fio-failover 2>&1 &
 fio_pid=$!
 wait_for 30 eval '[ "$(srv_writes "$p1")" -gt "$w1" ]'
-check "server: disconnect path 1 during IO" \
+during_io $fio_pid "server: disconnect path 1 during IO" \
 	on_server "echo 1 >/sys/class/rtrs-server/$sess/paths/$p1/disconnect"
 check "client: path 1 goes down" wait_for 30 state_is "$p1" disconnected
 check "the IO completes, verified, on path 0" wait $fio_pid
