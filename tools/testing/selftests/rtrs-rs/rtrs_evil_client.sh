@@ -29,7 +29,10 @@ stop=/tmp/rtrs-evil-stop
 io_log=/tmp/rtrs-evil-io
 
 # scenario | what the evil client sees: ours | server line: ours | C | C
-# (extended regexes; an empty line regex: the server logs nothing). For
+# (extended regexes; an empty line regex: no line is checked, as there is
+# none to expect: the scenario is not a fault, or C says nothing of it,
+# and what the server logs besides, such as C's "Sess info request receive
+# failed" for each session of flood_new, is not what it is about). For
 # msg_at_chunk_end the C server reads the header's flags and sg_cnt from
 # whatever follows the chunk: as those bytes are, it hands rtrs-test-srv a
 # message of 0 bytes ("a message of 0 bytes that is not ours") or refuses
@@ -66,9 +69,13 @@ fences|v0x201 acks 52 of 52, alive||v0x200 acks 0 of 52, alive|Unknown IMM type 
 read_rsp|v0x201 read responses 2 imm responses 0, 2:0:1 3:-22:1, alive|message says 512 bytes, the IO has 0|v0x200 read responses 0 imm responses 2, imm:0 imm:-22, alive|message says 512 bytes, the IO has 0
 '
 nscen=$(echo "$scenarios" | grep -c '|')
-# Per server: the good session opens, 3 cases per scenario, the good
-# session's IO, its stats, the unload; then the kernel logs.
-ktap_plan $((2 * (1 + 3 * nscen + 3) + 1))
+# Scenarios with no server line to check, against ours and against C.
+nolog_rs=$(echo "$scenarios" | awk -F'|' 'NF == 5 && $3 == ""' | wc -l)
+nolog_c=$(echo "$scenarios" | awk -F'|' 'NF == 5 && $5 == ""' | wc -l)
+# Per server: the good session opens, 3 cases per scenario (2 with no
+# server line), the good session's IO, its stats, the unload; then the
+# kernel logs.
+ktap_plan $((2 * (1 + 3 * nscen + 3) - nolog_rs - nolog_c + 1))
 
 unload_all() {
 	mod_loaded rtrs_test_evil && rmmod rtrs_test_evil
@@ -138,8 +145,6 @@ for srv in rs c; do
 		if [ -n "$re" ]; then
 			check "$srv server: $name: the server logs '$re'" \
 				on_server "wait_for 15 eval \"kmsg_since $mark | grep -Eq '$re'\""
-		else
-			skip "$srv server: $name: the server logs nothing for it"
 		fi
 		check "$srv server: $name: no evil path left on the server" no_evil_path
 	done <<<"$scenarios"
