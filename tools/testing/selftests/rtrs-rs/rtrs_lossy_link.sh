@@ -13,8 +13,10 @@
 # (rtrs_clt_fast_reg_done()). With the loss on the client's side only and
 # no registrations on the server, nothing else notices the dead QP: a
 # client that ignored the flush (ours did) waits forever for the IO on it.
-# Every stack must finish the IO, verified, and have path 1 connected again
-# once the link is clean.
+# Every stack must finish the IO, verified, show that the loss broke path 1
+# as described (a flushed REG_MR in its log, or a reconnect that
+# stats/reconnects counts: otherwise the test saw none of what it is for),
+# and have path 1 connected again once the link is clean.
 . "$(dirname "$0")/lib.sh"
 
 sess=lossy
@@ -22,7 +24,7 @@ ccls=/sys/class/rtrs-client
 p0=ip:$CLIENT_IP0@ip:$SERVER_IP0
 p1=ip:$CLIENT_IP1@ip:$SERVER_IP1
 stacks="c rtrs rnbd"
-ktap_plan 15
+ktap_plan 18
 
 cleanup() {
 	link_loss eth1 0
@@ -54,6 +56,26 @@ check_on_fail=io_state
 # A hung IO is what this test looks for: fail in time, and show where.
 export FIO_TIMEOUT=300
 
+# What the loss did to path 1 since the stack's mark: the flushed REG_MRs
+# the client logged, and its successful reconnects.
+flushed() { kmsg_since "$stack" | grep -c "Failed IB_WR_REG_MR"; }
+reconnects() {
+	set -- $(cat "$ccls/$sess/paths/$p1/stats/reconnects" 2>/dev/null)
+	echo "${1:-0}"
+}
+broke() { [ "$(flushed)" -gt 0 ] || [ "$(reconnects)" -gt 0 ]; }
+# lossy_io: verified runs of random IO under the loss until path 1 has
+# broken, at most 3 (a run is mostly enough); fails at a run that fails.
+lossy_io() {
+	local run
+	for run in 1 2 3; do
+		fio_verify /dev/rnbd0 --rw=randrw --bsrange=4k-60k --iodepth=32 --size=16M \
+			--offset=$((RANDOM % 512))M || return 1
+		broke && return 0
+		diag "$stack: run $run: path 1 has not broken yet"
+	done
+}
+
 rxe_up || bail "rxe did not come up"
 for stack in $stacks; do
 	kmsg_mark "$stack"
@@ -63,12 +85,12 @@ for stack in $stacks; do
 		wait_for 60 test -b /dev/rnbd0 && wait_for 30 both_connected &&
 		echo round-robin >$ccls/$sess/mpath_policy'
 	check "$stack: the client loses 2% of what it sends on link 1" loss 2
-	check "$stack: 4k-60k random read/write, QD32, completes verified" \
-		fio_verify /dev/rnbd0 --rw=randrw --bsrange=4k-60k --iodepth=32 --size=16M --offset=$((RANDOM % 512))M
+	check "$stack: 4k-60k random read/write, QD32, completes verified" lossy_io
 	loss 0
-	diag "$stack: path 1 reconnects: $(cat "$ccls/$sess/paths/$p1/stats/reconnects" 2>/dev/null)," \
-		"flushed REG_MRs: $(kmsg_since "$stack" | grep -c "Failed IB_WR_REG_MR")"
 	check "$stack: with the link clean, both paths are connected" wait_for 150 both_connected
+	diag "$stack: path 1 reconnects: $(cat "$ccls/$sess/paths/$p1/stats/reconnects" 2>/dev/null)," \
+		"flushed REG_MRs: $(flushed)"
+	check "$stack: the loss broke path 1 (a flushed REG_MR or a reconnect)" broke
 	check "$stack: unmap, unload" eval 'echo normal >/sys/block/rnbd0/rnbd/unmap_device &&
 		wait_for 30 eval "! test -e $ccls/$sess" && unload_rnbd_rtrs && ! mod_loaded rtrs_core &&
 		on_server "wait_for 30 eval \"unload_rnbd_rtrs; ! mod_loaded rtrs_core\""'
