@@ -126,8 +126,8 @@ done
 on_server "rmmod null_blk 2>/dev/null; modprobe null_blk nr_devices=1 gb=1 memory_backed=1" ||
 	bail "server: cannot load null_blk"
 srv_load() {
-	on_server "unload_rnbd_rtrs; insmod $MODDIR/rtrs-core.ko && insmod $MODDIR/rtrs-server.ko $* &&
-		insmod $MODDIR/rnbd-server.ko"
+	on_server "unload_rnbd_rtrs && insmod $MODDIR/rtrs-core.ko && insmod $MODDIR/rtrs-server.ko $* &&
+		insmod $MODDIR/rnbd-server.ko && stack_is server rnbd"
 }
 kmsg_mark manydev-limits
 on_server "kmsg_mark manydev-limits"

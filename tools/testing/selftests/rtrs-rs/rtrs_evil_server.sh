@@ -110,8 +110,9 @@ on_server "$(declare -f unload_all); unload_all && insmod $MODDIR/rtrs-test-evil
 for clt in rs c; do
 	unload_all
 	case $clt in
-	rs) insmod "$MODDIR/rtrs-core.ko" && insmod "$MODDIR/rtrs-client.ko" ;;
-	c) modprobe rtrs-client ;;
+	rs) insmod "$MODDIR/rtrs-core.ko" && insmod "$MODDIR/rtrs-client.ko" &&
+		modules_are rtrs_core=ours rtrs_client=ours ;;
+	c) modprobe rtrs-client && modules_are rtrs_core=c rtrs_client=c ;;
 	esac || bail "cannot load the $clt rtrs-client"
 	while IFS=';' read -r name rs_out rs_re c_out c_re; do
 		[ -n "$name" ] || continue
@@ -151,7 +152,8 @@ done
 # The deadline with a second path: the unanswered IO fails over to it and
 # the round verifies; the path was closed by the rule, not at random.
 unload_all
-insmod "$MODDIR/rtrs-core.ko" && insmod "$MODDIR/rtrs-client.ko" || bail "cannot load our rtrs-client"
+insmod "$MODDIR/rtrs-core.ko" && insmod "$MODDIR/rtrs-client.ko" &&
+	modules_are rtrs_core=ours rtrs_client=ours || bail "cannot load our rtrs-client"
 mark=evil-srv-rs-two-paths
 kmsg_mark "$mark"
 on_server "kmsg_mark $mark && echo rsp_dropped >$evil/run" || bail "server: cannot set rsp_dropped"
