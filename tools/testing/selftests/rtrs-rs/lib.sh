@@ -511,6 +511,16 @@ rnbd_cleanup() {
 	on_server 'unload_rnbd_rtrs -w 30; rmmod null_blk 2>/dev/null; true'
 }
 
+# rnbd_unmap_all [<seconds>]: unmaps every rnbd device normally; fails if
+# a write is refused or a /dev/rnbd* node is left after <seconds> (30).
+rnbd_unmap_all() {
+	local d
+	for d in /sys/block/rnbd*/rnbd/unmap_device; do
+		[ -e "$d" ] && { echo normal >"$d" || return 1; }
+	done
+	wait_for "${1:-30}" eval '! ls /dev/rnbd* >/dev/null 2>&1'
+}
+
 # Whether the loaded module <name> is ours: out-of-tree modules carry the
 # O taint flag; the in-tree C ones do not. (modinfo resolves a name through
 # modules.dep, so it would name the C file whichever is loaded.)

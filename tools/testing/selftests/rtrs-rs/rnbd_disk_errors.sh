@@ -42,13 +42,6 @@ bad_disk() {
 		printf '0 2048 linear /dev/nullb0 0\n2048 2048 error\n4096 $((n - 4096)) linear /dev/nullb0 4096\n' |
 			dmsetup create --noudevsync bad && dmsetup mknodes bad && test -b /dev/mapper/bad"
 }
-unmap_all() {
-	local d
-	for d in /sys/block/rnbd*/rnbd/unmap_device; do
-		[ -e "$d" ] && { echo normal >"$d" || return 1; }
-	done
-	wait_for 30 eval '! ls /dev/rnbd* >/dev/null 2>&1'
-}
 # errors <rw>: 4k IOs of the first 3 MiB of rnbd0, one at a time, going
 # on past errors; prints fio's error count and first error.
 errors() {
@@ -106,7 +99,7 @@ for pairing in $PAIRINGS; do
 		check "$name: the client logs what C's does against the same server" \
 			[ "$log" = "${c_log[$sst]}" ]
 	fi
-	check "$name: unmapped" unmap_all
+	check "$name: unmapped" rnbd_unmap_all
 	rnbd_cleanup
 done
 check "no kernel warning on either side" eval '! dmesg_bad && ! on_server dmesg_bad'

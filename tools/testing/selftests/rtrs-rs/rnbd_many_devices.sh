@@ -12,8 +12,9 @@
 # by the chunk (max_hw_sectors_kb: the chunk less its 4 KiB header page,
 # at most 512 KiB). Verified fio then runs on all 16 at once from both
 # CPUs, 4 KiB to the largest IO at depth 8 each: 128 IOs wanted at once,
-# more than any configuration has permits, so that requests wait for a
-# permit in rnbd-client (requeued to blk-mq) while others complete. All 16
+# more than any configuration has permits, so that requests wait for tags
+# in blk-mq or, with a queue per CPU, for a permit in rnbd-client (which
+# requeues them; not counted here) while others complete. All 16
 # unmap and the server lists no session after.
 #
 # Then the limits, on our stacks: a sess_queue_depth or max_chunk_size
@@ -48,13 +49,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-unmap_all() {
-	local d
-	for d in /sys/block/rnbd*/rnbd/unmap_device; do
-		[ -e "$d" ] && { echo normal >"$d" || return 1; }
-	done
-	wait_for 60 eval '! ls /dev/rnbd* >/dev/null 2>&1'
-}
 # map_all <n>: nullb0 .. nullb<n-1> of the server in one session.
 map_all() {
 	local i
@@ -117,7 +111,7 @@ for pairing in "${pairings[@]}"; do
 		check "$name: both paths stayed connected" \
 			eval '[ "$(cat $ccls/$sess/paths/*/state | grep -c ^connected)" = 2 ]'
 		check "$name: all unmapped, and the server lists no session" eval \
-			'unmap_all && wait_for 30 on_server "! ls /sys/class/rtrs-server/ 2>/dev/null | grep -q ."'
+			'rnbd_unmap_all 60 && wait_for 30 on_server "! ls /sys/class/rtrs-server/ 2>/dev/null | grep -q ."'
 		rnbd_cleanup
 	done
 done
@@ -144,22 +138,21 @@ check "8192 chunks of 8 KiB: our client refuses the session with EINVAL" eval '
 	echo "$out" | grep -q "Invalid argument" && ! test -b /dev/rnbd0'
 check "8192 chunks of 8 KiB: the client says the device has too few completion queue entries" \
 	eval 'kmsg_since manydev-limits | grep -Eq "a queue depth of [0-9]+ needs [0-9]+ completion queue entries per connection, the device has [0-9]+"'
-unload_rnbd_rtrs
-srv_load sess_queue_depth=4096 max_chunk_size=8192 always_invalidate=N && clt_stack_load rnbd ||
-	bail "cannot load our stacks with 4096 chunks of 8 KiB"
-check "4096 chunks of 8 KiB: mapped, its queue holds 4095 permits" eval '
-	echo "sessname=$sess path=ip:$SERVER_IP0 path=ip:$SERVER_IP1 device_path=/dev/nullb0" >$ctl/map_device &&
-	wait_for 60 test -b /dev/rnbd0 && queues_are nr_requests 4095'
-check "4096 chunks of 8 KiB: verified IO at depth 256" \
-	fio_verify /dev/rnbd0 --rw=randrw --bs=4k --iodepth=256 --size=16M
-unload_rnbd_rtrs
-srv_load sess_queue_depth=2048 max_chunk_size=8192 always_invalidate=Y && clt_stack_load rnbd ||
-	bail "cannot load our stacks with 2048 chunks of 8 KiB, always_invalidate=Y"
-check "2048 chunks of 8 KiB, always_invalidate=Y: mapped (one MR per chunk, all registered at once)" eval '
-	echo "sessname=$sess path=ip:$SERVER_IP0 path=ip:$SERVER_IP1 device_path=/dev/nullb0" >$ctl/map_device &&
-	wait_for 60 test -b /dev/rnbd0 && queues_are nr_requests 2047'
-check "2048 chunks of 8 KiB, always_invalidate=Y: verified IO at depth 256" \
-	fio_verify /dev/rnbd0 --rw=randrw --bs=4k --iodepth=256 --size=16M
+# deep_session <chunks> <always_invalidate> <label>: our stacks with that
+# many chunks of 8 KiB; one device over two paths, its queue of one permit
+# fewer, and verified IO at depth 256.
+deep_session() {
+	unload_rnbd_rtrs
+	srv_load sess_queue_depth=$1 max_chunk_size=8192 always_invalidate=$2 && clt_stack_load rnbd ||
+		bail "cannot load our stacks with $3"
+	check "$3: mapped$4, its queue holds $(($1 - 1)) permits" eval '
+		echo "sessname=$sess path=ip:$SERVER_IP0 path=ip:$SERVER_IP1 device_path=/dev/nullb0" >$ctl/map_device &&
+		wait_for 60 test -b /dev/rnbd0 && queues_are nr_requests '$(($1 - 1))
+	check "$3: verified IO at depth 256" \
+		fio_verify /dev/rnbd0 --rw=randrw --bs=4k --iodepth=256 --size=16M
+}
+deep_session 4096 N "4096 chunks of 8 KiB"
+deep_session 2048 Y "2048 chunks of 8 KiB, always_invalidate=Y" " (one MR per chunk, all registered at once)"
 rnbd_cleanup
 check "no kernel warning on either side" eval '! dmesg_bad && ! on_server dmesg_bad'
 ktap_finish
