@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # timeout=1200
-# rtrs_evil_server.sh against our client and C's, the control (make check
-# runs ours only): about 8 minutes.
+# rtrs_evil_server.sh against our client and C's, the control, with the
+# client's default IO deadline, 50 s (make check runs ours only, with
+# 10 s): about 8 minutes.
 export CLIENTS=${CLIENTS:-rs c}
+export IO_DEADLINE_S=${IO_DEADLINE_S:-50}
 exec "$(dirname "$0")/../rtrs_evil_server.sh"
