@@ -3,7 +3,7 @@
 # timeout=900
 # topology=servers=1 clients=1 links=4
 # A session of four paths over four links, our client against our server,
-# and C's client against it as the control. Each multipath policy chooses
+# and (soak/) C's client against it as the control. Each multipath policy chooses
 # as its definition says: round-robin spreads reads evenly over the four
 # paths; min-inflight sends fewer to a path whose link is slow (its
 # requests stay in flight longer); min-latency sends none to the path
@@ -16,7 +16,10 @@
 sess=four
 ctl=/sys/class/rnbd-client/ctl
 ccls=/sys/class/rtrs-client
-ktap_plan 20
+# CLIENTS: whose policies are measured; make check: ours, "rnbd"; soak/:
+# "rnbd c".
+read -ra clients <<<"${CLIENTS:-rnbd}"
+ktap_plan $((10 + 5 * ${#clients[@]}))
 
 cleanup() {
 	touch /tmp/four-stop
@@ -97,8 +100,7 @@ for i in 0 1 2 3; do
 done
 on_server 'srv_stack_load rnbd' || bail "server: cannot load our stack"
 
-policies rnbd
-policies c
+for st in "${clients[@]}"; do policies "$st"; done
 unload_rnbd_rtrs
 
 # Under verified IO: policies switched, a path removed and added again, and

@@ -3,8 +3,8 @@
 # timeout=900
 # The RDMA device goes away under live sessions, and modules are unloaded
 # while devices are mapped. For our stack (our rnbd on our rtrs, both
-# sides), then the C stack as the control, with two paths and verified IO
-# running:
+# sides), then (soak/) the C stack as the control, with two paths and
+# verified IO running:
 #   - the client's rxe1 is deleted: path 1 goes down, the IO fails over to
 #     path 0 and verifies (for C, a mismatch from its failover race is
 #     shown and tolerated, an IO error is not); the path is closed, as C
@@ -23,7 +23,8 @@
 . "$(dirname "$0")/lib.sh"
 
 ccls=/sys/class/rtrs-client
-stacks=(rnbd c)
+# STACKS: make check runs ours, "rnbd"; soak/ "rnbd c", C's as the control.
+read -ra stacks <<<"${STACKS:-rnbd}"
 ktap_plan $((${#stacks[@]} * 12 + 2))
 
 cleanup() {

@@ -72,10 +72,17 @@ nscen=$(echo "$scenarios" | grep -c '|')
 # Scenarios with no server line to check, against ours and against C.
 nolog_rs=$(echo "$scenarios" | awk -F'|' 'NF == 5 && $3 == ""' | wc -l)
 nolog_c=$(echo "$scenarios" | awk -F'|' 'NF == 5 && $5 == ""' | wc -l)
-# Per server: the good session opens, 3 cases per scenario (2 with no
+# Per server of SERVERS (make check: ours, "rs"; soak/: "rs c", C's as
+# the control): the good session opens, 3 cases per scenario (2 with no
 # server line), the good session's IO, its stats, the unload; then the
 # kernel logs.
-ktap_plan $((2 * (1 + 3 * nscen + 3) - nolog_rs - nolog_c + 1))
+read -ra servers <<<"${SERVERS:-rs}"
+nplan=1
+for srv in "${servers[@]}"; do
+	nolog=nolog_$srv
+	nplan=$((nplan + 1 + 3 * nscen + 3 - ${!nolog}))
+done
+ktap_plan $nplan
 
 unload_all() {
 	mod_loaded rtrs_test_evil && rmmod rtrs_test_evil
@@ -109,7 +116,7 @@ check_on_fail=show_logs
 no_evil_path() { on_server "wait_for 30 eval '! ls -d /sys/class/rtrs-server/evil-* 2>/dev/null | grep -q .'"; }
 
 rxe_up || bail "rxe did not come up"
-for srv in rs c; do
+for srv in "${servers[@]}"; do
 	unload_all
 	rm -f $stop $io_log
 	case $srv in
