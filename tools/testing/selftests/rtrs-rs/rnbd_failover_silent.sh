@@ -66,7 +66,7 @@ silent_run() {
 	local label=$1 off=$2 pid rc max t0
 	kmsg_mark "fo-$label"
 	fio --name=failover --filename=/dev/rnbd0 --ioengine=libaio --direct=1 --rw=randwrite --bs=4k \
-		--iodepth=16 --size=48M --offset=${off}M --verify=crc32c --verify_fatal=1 --do_verify=1 \
+		--iodepth=16 --size=24M --offset=${off}M --verify=crc32c --verify_fatal=1 --do_verify=1 \
 		--output-format=json >"$out" 2>/tmp/failover.err &
 	pid=$!
 	sleep 3
