@@ -20,7 +20,8 @@
 # submits or fails it over (rtrs_clt_request, rtrs_clt_failover_req): when
 # rxe breaks both paths at once, C's polled IO fails where ours waits for
 # a path. For C, such a run is a skip that quotes the line its client
-# logged for the break; an IO error with no break logged fails.
+# logged for the break; an IO error with no break logged fails. The IO
+# after it waits until the paths are back.
 . "$(dirname "$0")/lib.sh"
 
 sess=rs-poll
@@ -78,6 +79,12 @@ for stack in c rtrs; do
 	for p in /sys/class/rtrs-client/$sess/paths/*; do
 		diag "path ${p##*/}: $(cat "$p/state"), reconnects $(cat "$p/stats/reconnects")"
 	done
+	# Paths a break took down come back after the reconnect delay (30 s
+	# and a backoff); C's client fails IO while none is connected.
+	t0=$SECONDS
+	wait_for 120 eval '! grep -qvx connected /sys/class/rtrs-client/$sess/paths/*/state' ||
+		diag "a path is still not connected after 120 s"
+	[ $((SECONDS - t0)) -lt 2 ] || diag "the paths were connected again after $((SECONDS - t0)) s"
 	check "$stack: interrupt-driven IO beside it still verifies" \
 		fio_verify /dev/rnbd0 --rw=randrw --bs=16k --iodepth=8 --size=4M --offset=64M
 	check "$stack: unmap, unload" eval 'echo normal >/sys/block/rnbd0/rnbd/unmap_device &&
