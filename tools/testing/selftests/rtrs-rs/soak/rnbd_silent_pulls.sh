@@ -12,9 +12,12 @@
 # pull says how long the path took to leave connected, whether the
 # server answered the fence, and how long the path took to come back.
 #
-# Knobs, from the environment (scripts/run-tests --env): PULLS, and
+# Knobs, from the environment (scripts/run-tests --env): PULLS,
 # PROTO_EXT=N to run with the client pinned to RTRS 2.0 (chunk fences,
-# as against a C server).
+# as against a C server), and RECONNECT=sysfs to reconnect the path
+# through its reconnect file as soon as the link is back instead of
+# waiting for the reconnect delay: the failover, what the test measures,
+# is the same, and a round takes a third of the time.
 . "$(dirname "$0")/../lib.sh"
 
 PULLS=${PULLS:-100}
@@ -49,6 +52,14 @@ echo round-robin >"$ccls/$sess/mpath_policy"
 rm -f /tmp/pulls-answered /tmp/pulls-chunks
 fio_loop pulls 4 /dev/rnbd0 &
 
+# reconnect_now <path index>: connected, or a write of its reconnect file
+# (which fails while the path is still closing, and else connects it at
+# once) made it so.
+reconnect_now() {
+	state_is "$1" connected || echo 1 >"$(pdir "$1")/reconnect" 2>/dev/null
+	state_is "$1" connected
+}
+
 # pull <path index>: PULLS rounds of the link going silent until the path
 # leaves connected, then back until it is connected again.
 pull() {
@@ -61,7 +72,11 @@ pull() {
 		t_down=$((SECONDS - t0))
 		link_silence "eth$i" off && on_server "link_silence eth$i off" || return 1
 		t0=$SECONDS
-		wait_for 180 state_is "$i" connected || { diag "pull $k: not connected again"; return 1; }
+		if [ "${RECONNECT:-delay}" = sysfs ]; then
+			wait_for 180 reconnect_now "$i"
+		else
+			wait_for 180 state_is "$i" connected
+		fi || { diag "pull $k: not connected again"; return 1; }
 		fenced=$(kmsg_since "pull-$i-$k" | grep -o 'answered its IO in [0-9]* ms\|IOs failed over on other chunks' | head -1)
 		case $fenced in
 		answered*) echo >>/tmp/pulls-answered ;;
