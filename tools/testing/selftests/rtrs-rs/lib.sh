@@ -361,6 +361,14 @@ add_path_cycle() {
 }
 
 # Modules: the C ones live in /lib/modules (modprobe), ours in $MODDIR.
+# paths_connected <session> <n>: the client's session has <n> paths, each
+# connected (a session that is gone has none).
+paths_connected() {
+	local states
+	states=$(cat /sys/class/rtrs-client/"$1"/paths/*/state 2>/dev/null)
+	[ "$(grep -c . <<<"$states")" = "$2" ] && [ "$(grep -cx connected <<<"$states")" = "$2" ]
+}
+
 mod_loaded() { [ -d "/sys/module/$(echo "$1" | tr - _)" ]; }
 
 # The rnbd and rtrs modules, C or ours, in the order they unload.

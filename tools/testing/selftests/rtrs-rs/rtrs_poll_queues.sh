@@ -82,7 +82,7 @@ for stack in c rtrs; do
 	# Paths a break took down come back after the reconnect delay (30 s
 	# and a backoff); C's client fails IO while none is connected.
 	t0=$SECONDS
-	wait_for 120 eval '! grep -qvx connected /sys/class/rtrs-client/$sess/paths/*/state' ||
+	wait_for 120 paths_connected $sess 2 ||
 		diag "a path is still not connected after 120 s"
 	[ $((SECONDS - t0)) -lt 2 ] || diag "the paths were connected again after $((SECONDS - t0)) s"
 	check "$stack: interrupt-driven IO beside it still verifies" \
