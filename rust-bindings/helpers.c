@@ -17,6 +17,7 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <linux/jiffies.h>
+#include <linux/timekeeping.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
@@ -152,6 +153,10 @@ unsigned long rb_helper_msecs_to_jiffies(unsigned int m) { return msecs_to_jiffi
 bool rb_helper_queue_delayed_work(struct workqueue_struct *wq, struct delayed_work *dwork,
 				  unsigned long delay)
 { return queue_delayed_work(wq, dwork, delay); }
+
+/* linux/timekeeping.h */
+
+u64 rb_helper_ktime_get_coarse_ns(void) { return ktime_get_coarse_ns(); }
 
 /* linux/smp.h */
 

@@ -27,6 +27,7 @@ pub mod ratelimit;
 pub mod rcu;
 pub mod sync;
 pub mod sysfs;
+pub mod time;
 pub mod trace;
 pub mod workqueue;
 
