@@ -22,6 +22,14 @@ pub const HB_MISSED_MAX: u32 = 5;
 /// heartbeats' rule first. nvme-rdma's host allows 30 s (`io_timeout`).
 pub const IO_DEADLINE_MS: u32 = 2 * HB_INTERVAL_MS * HB_MISSED_MAX;
 
+/// How long, by default, a client path with IO in flight may hear nothing
+/// from its server before it fails (`silence_ms`), when another path of
+/// its session can take the IO. Half of it passes before the path probes
+/// with a heartbeat, the other half waits for the answer. A link that
+/// went silent is otherwise noticed only by the QP's retries, which rxe
+/// repeats for ever with C's retry count 7, or by the heartbeats, 35 s.
+pub const SILENCE_MS: u32 = 1000;
+
 /// The deadline rule of a request posted at `posted_ns` (monotonic
 /// nanoseconds), looked at `now_ns`: its age in milliseconds once it has
 /// waited longer than `deadline_ms`, `None` while it may still be
@@ -66,6 +74,105 @@ pub const fn hb_tick(missed_cnt: u32, missed_max: u32) -> (HbAction, u32) {
     (action, missed_cnt.saturating_add(1))
 }
 
+/// What a path's silence probe does next ([`Probe::step`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProbeAction {
+    /// Nothing in flight: no one waits for the path; stop until IO is.
+    Idle,
+    /// Look again at `at_ns`.
+    Wait {
+        /// When.
+        at_ns: i64,
+    },
+    /// Send a heartbeat now, and look again at `at_ns`.
+    Send {
+        /// When.
+        at_ns: i64,
+    },
+    /// The path heard nothing for `silent_ms` with IO in flight, a probe
+    /// unanswered among it: fail the path, so that its IO fails over.
+    Fail {
+        /// How long the path has heard nothing.
+        silent_ms: u64,
+    },
+}
+
+/// The silence probe of a client path: IO is in flight and nothing has
+/// arrived for half of `silence_ms`, so a heartbeat goes out; when it is
+/// not answered within the other half either, the path is dead to its IO.
+/// A live server answers a heartbeat from its completion handler, however
+/// slow its disks, so only a silent link or a dead peer fails the probe.
+///
+/// # Invariants
+///
+/// `sent_ns` is the time of the probe sent since the last receive, if any.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Probe {
+    sent_ns: Option<i64>,
+}
+
+impl Probe {
+    /// What to do at `now_ns`, given the time of the path's last receive
+    /// `last_rx_ns`, whether IO is in flight, the window `silence_ms`
+    /// (0: no probe, C's behaviour) and whether another path could take
+    /// the IO (`may_fail`: without one, failing the path turns a wait into
+    /// an error, and the heartbeats decide). All times are of one
+    /// monotonic clock.
+    pub fn step(
+        &mut self,
+        now_ns: i64,
+        last_rx_ns: i64,
+        in_flight: bool,
+        silence_ms: u32,
+        may_fail: bool,
+    ) -> ProbeAction {
+        if !in_flight || silence_ms == 0 {
+            self.sent_ns = None;
+            return ProbeAction::Idle;
+        }
+        let half = silence_ms as i64 * 500_000;
+        if let Some(sent) = self.sent_ns {
+            if last_rx_ns >= sent {
+                // INVARIANT: answered (or anything else arrived) since.
+                self.sent_ns = None;
+            } else if now_ns.saturating_sub(sent) < half {
+                return ProbeAction::Wait {
+                    at_ns: sent.saturating_add(half),
+                };
+            } else if may_fail {
+                let silent = now_ns.saturating_sub(last_rx_ns).max(0) as u64;
+                return ProbeAction::Fail {
+                    silent_ms: silent / 1_000_000,
+                };
+            } else {
+                // Nowhere to fail over to: the heartbeats decide the
+                // path's end; look again in case another path comes up.
+                return ProbeAction::Wait {
+                    at_ns: now_ns.saturating_add(half),
+                };
+            }
+        }
+        if now_ns.saturating_sub(last_rx_ns) >= half {
+            // INVARIANT: nothing arrived since `last_rx_ns` < `now_ns`.
+            self.sent_ns = Some(now_ns);
+            ProbeAction::Send {
+                at_ns: now_ns.saturating_add(half),
+            }
+        } else {
+            ProbeAction::Wait {
+                at_ns: last_rx_ns.saturating_add(half),
+            }
+        }
+    }
+}
+
+/// The delay of a timer for `at_ns`, looked at `now_ns`, in whole
+/// milliseconds rounded up (a timer never fires early), at least 1.
+pub fn ms_until(now_ns: i64, at_ns: i64) -> u32 {
+    let ns = at_ns.saturating_sub(now_ns).max(0) as u64;
+    ns.div_ceil(1_000_000).clamp(1, u32::MAX as u64) as u32
+}
+
 /// The heartbeat state of one path (the `hb_*` fields of `struct
 /// rtrs_path`). Times are nanoseconds of a monotonic clock (`ktime_t`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,6 +182,8 @@ pub struct Heartbeat {
     missed_cnt: u32,
     last_sent_ns: i64,
     cur_latency_ns: i64,
+    /// The path's last receive as the last tick saw it.
+    heard_ns: i64,
 }
 
 impl Heartbeat {
@@ -86,6 +195,7 @@ impl Heartbeat {
             missed_cnt: 0,
             last_sent_ns: 0,
             cur_latency_ns: 0,
+            heard_ns: 0,
         }
     }
 
@@ -113,6 +223,22 @@ impl Heartbeat {
     /// Something (IO response, heartbeat, ack) arrived on the path.
     pub fn received(&mut self) {
         self.missed_cnt = 0;
+    }
+
+    /// Before a tick: the path's last receive was stamped `last_rx_ns`;
+    /// a stamp other than the last tick saw is something new, and the
+    /// misses are forgotten.
+    pub fn heard(&mut self, last_rx_ns: i64) {
+        if last_rx_ns != self.heard_ns {
+            self.heard_ns = last_rx_ns;
+            self.received();
+        }
+    }
+
+    /// A heartbeat went out of turn at `now_ns` (a probe): its
+    /// acknowledgement measures from it.
+    pub fn sent(&mut self, now_ns: i64) {
+        self.last_sent_ns = now_ns;
     }
 
     /// The client got an `HB_ACK` at `now_ns`: records and returns the
@@ -226,6 +352,177 @@ mod tests {
         assert_eq!(hb.ack(100), 70);
         hb.stop();
         assert_eq!(hb.missed_cnt(), 0);
+    }
+
+    const MS: i64 = 1_000_000;
+
+    /// Runs a probe as the client's work does: at each time it asks for,
+    /// with receives at `rx` (sorted) and IO in flight until `busy_until`.
+    /// Returns the time of the failure, if any, and the probes sent.
+    fn run_probe(rx: &[i64], busy_until: i64, may_fail: bool, end: i64) -> (Option<i64>, u32) {
+        let mut p = Probe::default();
+        let mut now = 0;
+        let mut sent = 0;
+        while now <= end {
+            let last_rx = rx.iter().copied().filter(|&t| t <= now).max().unwrap_or(0);
+            match p.step(now, last_rx, now < busy_until, SILENCE_MS, may_fail) {
+                ProbeAction::Idle => return (None, sent),
+                ProbeAction::Wait { at_ns } => {
+                    assert!(at_ns > now, "a wait moves on");
+                    now = at_ns;
+                }
+                ProbeAction::Send { at_ns } => {
+                    sent += 1;
+                    assert_eq!(at_ns, now + SILENCE_MS as i64 * MS / 2);
+                    now = at_ns;
+                }
+                ProbeAction::Fail { .. } => return (Some(now), sent),
+            }
+        }
+        (None, sent)
+    }
+
+    #[test]
+    fn silent_path_with_io_fails_within_the_window() {
+        // Receives every 10 ms until 3 s, then nothing; IO throughout.
+        let rx: [i64; 300] = core::array::from_fn(|i| i as i64 * 10 * MS);
+        let last = rx[299];
+        let (failed, sent) = run_probe(&rx, i64::MAX, true, 100_000 * MS);
+        let failed = failed.expect("a silent path fails");
+        assert!(failed - last <= SILENCE_MS as i64 * MS, "{}", failed - last);
+        assert!(failed - last >= SILENCE_MS as i64 * MS);
+        assert_eq!(sent, 1);
+    }
+
+    #[test]
+    fn answered_probe_keeps_a_slow_path() {
+        // IO in flight for 60 s, a disk that answers nothing, but the
+        // server answers each probe 300 ms after it was sent.
+        let mut p = Probe::default();
+        let mut now = 0;
+        let mut last_rx = 0;
+        let mut sent_at = None;
+        let mut probes = 0;
+        while now < 60_000 * MS {
+            if let Some(s) = sent_at {
+                if now >= s + 300 * MS {
+                    last_rx = s + 300 * MS;
+                    sent_at = None;
+                }
+            }
+            match p.step(now, last_rx, true, SILENCE_MS, true) {
+                ProbeAction::Send { at_ns } => {
+                    probes += 1;
+                    sent_at = Some(now);
+                    now = at_ns.min(now + 300 * MS);
+                }
+                ProbeAction::Wait { at_ns } => now = at_ns.min(now + 300 * MS),
+                a => panic!("{a:?} at {now}"),
+            }
+        }
+        // One probe per window and a half at most: cheap.
+        assert!((60..=120).contains(&probes), "{probes}");
+    }
+
+    #[test]
+    fn idle_path_is_not_probed() {
+        assert_eq!(run_probe(&[], 0, true, 10_000 * MS), (None, 0));
+        let mut p = Probe::default();
+        assert_eq!(p.step(5, 0, false, SILENCE_MS, true), ProbeAction::Idle);
+        // Off: C's behaviour.
+        assert_eq!(p.step(i64::MAX, 0, true, 0, true), ProbeAction::Idle);
+    }
+
+    #[test]
+    fn io_after_a_long_idle_is_watched_from_its_start() {
+        // The last receive long ago, IO posted at 100 s: a probe at once,
+        // and a silent link fails the path one half-window later.
+        let mut p = Probe::default();
+        let t = 100_000 * MS;
+        let half = SILENCE_MS as i64 * MS / 2;
+        assert_eq!(
+            p.step(t, 0, true, SILENCE_MS, true),
+            ProbeAction::Send { at_ns: t + half }
+        );
+        assert_eq!(
+            p.step(t + half - 1, 0, true, SILENCE_MS, true),
+            ProbeAction::Wait { at_ns: t + half }
+        );
+        assert_eq!(
+            p.step(t + half, 0, true, SILENCE_MS, true),
+            ProbeAction::Fail { silent_ms: 100_500 }
+        );
+    }
+
+    #[test]
+    fn no_other_path_never_fails_and_probes_once() {
+        let (failed, sent) = run_probe(&[0], i64::MAX, false, 10_000 * MS);
+        assert_eq!(failed, None);
+        assert_eq!(sent, 1);
+        // Another path comes up: the unanswered probe fails this one.
+        let mut p = Probe::default();
+        let half = SILENCE_MS as i64 * MS / 2;
+        assert!(matches!(
+            p.step(half, 0, true, SILENCE_MS, false),
+            ProbeAction::Send { .. }
+        ));
+        assert_eq!(
+            p.step(3 * half, 0, true, SILENCE_MS, false),
+            ProbeAction::Wait { at_ns: 4 * half }
+        );
+        assert_eq!(
+            p.step(4 * half, 0, true, SILENCE_MS, true),
+            ProbeAction::Fail { silent_ms: 2000 }
+        );
+    }
+
+    #[test]
+    fn probe_edges() {
+        let mut p = Probe::default();
+        // A receive stamped in the future is recent.
+        assert_eq!(
+            p.step(0, 10, true, SILENCE_MS, true),
+            ProbeAction::Wait {
+                at_ns: 10 + 500 * MS
+            }
+        );
+        // No overflow at the clock's ends.
+        let mut p = Probe::default();
+        assert_eq!(
+            p.step(i64::MAX, i64::MIN, true, u32::MAX, true),
+            ProbeAction::Send { at_ns: i64::MAX }
+        );
+        assert_eq!(
+            p.step(i64::MAX, i64::MIN, true, 1, true),
+            ProbeAction::Wait { at_ns: i64::MAX }
+        );
+    }
+
+    #[test]
+    fn heard_forgets_misses_only_for_a_new_receive() {
+        let mut hb = Heartbeat::new(1000, 2);
+        hb.heard(0);
+        assert_eq!(hb.tick(10), HbAction::Send);
+        hb.heard(0);
+        assert_eq!(hb.tick(20), HbAction::Skip);
+        hb.heard(15);
+        assert_eq!(hb.missed_cnt(), 0);
+        assert_eq!(hb.tick(30), HbAction::Send);
+        hb.heard(15);
+        assert_eq!(hb.tick(40), HbAction::Skip);
+        // A probe's ack measures from the probe.
+        hb.sent(50);
+        assert_eq!(hb.ack(58), 8);
+    }
+
+    #[test]
+    fn ms_until_rounds_up() {
+        assert_eq!(ms_until(0, 0), 1);
+        assert_eq!(ms_until(10, 0), 1);
+        assert_eq!(ms_until(0, 1), 1);
+        assert_eq!(ms_until(0, MS), 1);
+        assert_eq!(ms_until(0, MS + 1), 2);
+        assert_eq!(ms_until(i64::MIN, i64::MAX), u32::MAX);
     }
 
     #[test]
