@@ -6,12 +6,13 @@
 //! heartbeat on its service connection; after `HB_MISSED_MAX` of them
 //! without an answer, the path fails. The same tick fails a path whose
 //! peer answers heartbeats but leaves a request unanswered past its
-//! deadline ([`HbPath::unanswered`]).
+//! deadline ([`HbPath::unanswered`]). A side may also probe out of turn
+//! ([`Hb::probe`]): the client does when its IO waits on a silent path.
 
 use crate::con::{Con, Side};
 use crate::now_ns;
 use crate::slots::ConSlots;
-use core::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use core::sync::atomic::{AtomicI64, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 use rb::sync::{new_spinlock_irq, SpinLockIrq};
@@ -48,16 +49,18 @@ pub trait HbPath: Side + DelayedWorkItem<HB_WORK> {
 /// # Locking
 ///
 /// `beat` (irq-safe, a leaf) holds the counters, changed per tick and per
-/// HB_ACK. `seen` is set by every receive completion and `latency_ns` read
-/// per IO by the client's min-latency policy: atomics.
+/// HB_ACK. `last_rx_ns` is stamped by every receive completion and
+/// `latency_ns` read per IO by the client's min-latency policy: atomics.
 #[pin_data]
 pub struct Hb {
     #[pin]
     beat: SpinLockIrq<Heartbeat>,
-    /// Something arrived since the last tick: the tick forgets its misses
-    /// (C's `hb_missed_cnt = 0` in every completion), without taking
-    /// `beat`'s lock per completion.
-    seen: AtomicBool,
+    /// When something last arrived from the peer, on the coarse clock
+    /// ([`rb::time::coarse_ns`]): a tick that finds it changed forgets its
+    /// misses (C's `hb_missed_cnt = 0` in every completion) without
+    /// `beat`'s lock per completion, and the client's probe measures its
+    /// silence from it.
+    last_rx_ns: AtomicI64,
     /// The last heartbeat's round trip (`hb_cur_latency`).
     latency_ns: AtomicI64,
 }
@@ -67,14 +70,21 @@ impl Hb {
     pub fn new() -> impl PinInit<Self> {
         pin_init!(Hb {
             beat <- new_spinlock_irq!(Heartbeat::default(), "rtrs_hb"),
-            seen: AtomicBool::new(false),
+            last_rx_ns: AtomicI64::new(0),
             latency_ns: AtomicI64::new(0),
         })
     }
 
     /// Something arrived from the peer.
     pub fn seen(&self) {
-        self.seen.store(true, Ordering::Relaxed);
+        self.last_rx_ns
+            .store(rb::time::coarse_ns(), Ordering::Relaxed);
+    }
+
+    /// When something last arrived from the peer, on the coarse clock
+    /// ([`rb::time::coarse_ns`]); the start of the heartbeat counts.
+    pub fn last_rx_ns(&self) -> i64 {
+        self.last_rx_ns.load(Ordering::Relaxed)
     }
 
     /// The peer answered a heartbeat: its round trip, and the peer is
@@ -93,6 +103,7 @@ impl Hb {
     /// `rtrs_start_hb()`: misses forgotten, the first tick after an
     /// interval.
     pub fn start<P: HbPath>(path: &Arc<P>) {
+        path.hb().seen();
         let ms = {
             let mut beat = path.hb().beat.lock();
             beat.stop();
@@ -119,9 +130,7 @@ impl Hb {
         let now = now_ns();
         let (action, ms) = {
             let mut beat = hb.beat.lock();
-            if hb.seen.swap(false, Ordering::Relaxed) {
-                beat.received();
-            }
+            beat.heard(hb.last_rx_ns());
             (beat.tick(now), beat.interval_ms())
         };
         if let Some((id, age_ms)) = path.unanswered(now) {
@@ -141,17 +150,33 @@ impl Hb {
                 return;
             }
             HbAction::Send => {
-                let sent = path
-                    .cons()
-                    .with(0, |id| Con::<P>::post_imm_empty(id, Imm::HbMsg));
-                if let Err(e) = sent {
-                    pr_err!("{}: HB send failed, errno: {}\n", path.name(), e.to_errno());
-                    path.fail();
+                if Self::send(&path).is_err() {
                     return;
                 }
             }
             HbAction::Skip => {}
         }
         DelayedWork::<P, HB_WORK>::schedule(&path, path.hb_queue(), ms);
+    }
+
+    /// Sends a heartbeat out of turn (the client's silence probe); its
+    /// answer measures the round trip as a regular one's does. A path that
+    /// cannot send it has failed.
+    pub fn probe<P: HbPath>(path: &Arc<P>) -> Result {
+        path.hb().beat.lock().sent(now_ns());
+        Self::send(path)
+    }
+
+    /// Posts an `HB_MSG` on the service connection; fails the path if it
+    /// cannot.
+    fn send<P: HbPath>(path: &Arc<P>) -> Result {
+        let sent = path
+            .cons()
+            .with(0, |id| Con::<P>::post_imm_empty(id, Imm::HbMsg));
+        if let Err(e) = sent {
+            pr_err!("{}: HB send failed, errno: {}\n", path.name(), e.to_errno());
+            path.fail();
+        }
+        sent
     }
 }
