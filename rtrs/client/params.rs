@@ -3,7 +3,7 @@
 //! The client's module parameters, ours: C's `rtrs-client` has none.
 
 use rb::param::{module_param, BoolParam, UintParam};
-use rtrs_proto::hb::IO_DEADLINE_MS;
+use rtrs_proto::hb::{IO_DEADLINE_MS, SILENCE_MS};
 
 module_param! {
     /// `proto_ext`.
@@ -28,4 +28,17 @@ module_param! {
 /// milliseconds; 0: for ever (`io_deadline_s`).
 pub(crate) fn io_deadline_ms() -> u32 {
     IO_DEADLINE_S.value().saturating_mul(1000)
+}
+
+module_param! {
+    /// `silence_ms`.
+    static SILENCE: UintParam = UintParam::new(SILENCE_MS);
+    name: silence_ms, perm: 0o644,
+    desc: "Fail a path over when it hears nothing from its server for this many milliseconds, a heartbeat probe unanswered among them, while IO is in flight and another path is up; 0 leaves it to the QP and the heartbeats, as C (default: 1000)";
+}
+
+/// The silence window of a path with IO in flight, in milliseconds; 0:
+/// none (`silence_ms`).
+pub(crate) fn silence_ms() -> u32 {
+    SILENCE.value()
 }

@@ -3,7 +3,7 @@
 //! A client path (`struct rtrs_clt_path`): its state machine, the
 //! connections it opens to one server address, the INFO handshake, IO on
 //! it, failover of its IO when it breaks, and its recovery: error recovery,
-//! reconnect with backoff, heartbeats, close.
+//! reconnect with backoff, heartbeats, the silence probe, close.
 
 use super::abi::{ConType, Confirm, Dir, PermitId, Permits};
 use super::chunks::CloseFence;
@@ -13,7 +13,7 @@ use super::req::ReqSet;
 use super::sess::{failover, Core, Fenced};
 use super::sysfs::PathFiles;
 use super::trace::PathEvent;
-use core::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
 use kernel::workqueue::{impl_has_work, Work, WorkItem};
@@ -36,7 +36,7 @@ use rtrs_common::sysfs::addrs_name;
 use rtrs_proto::chunks::Fence;
 use rtrs_proto::con::{CmCell, CmOutcome};
 use rtrs_proto::ext::{client_ext, Ext};
-use rtrs_proto::hb::{unanswered_ms, HB_INTERVAL_MS, HB_MISSED_MAX};
+use rtrs_proto::hb::{ms_until, unanswered_ms, Probe, ProbeAction, HB_INTERVAL_MS, HB_MISSED_MAX};
 use rtrs_proto::imm::Imm;
 use rtrs_proto::mr::{max_pages_per_mr, MAX_SEGMENTS};
 use rtrs_proto::msg::{
@@ -214,6 +214,8 @@ struct PathInner {
     /// Close works queued and not yet done (what `flush_work()` waits
     /// for).
     closes: u32,
+    /// The silence probe's state (`silence_ms`).
+    probe: Probe,
 }
 
 /// What `init()` builds and the teardown takes apart, in process context.
@@ -235,6 +237,7 @@ struct ConnSet {
 /// The path's work items besides the heartbeat ([`HB_WORK`]).
 const RECOVERY_WORK: u64 = 1;
 const RECONNECT_WORK: u64 = 2;
+const PROBE_WORK: u64 = 3;
 
 /// A client path.
 ///
@@ -255,7 +258,11 @@ const RECONNECT_WORK: u64 = 2;
 ///   outcome among them ([`Path::con_up`]); so do changes of `state`
 ///   (`notify`).
 /// - The IO path and completions read `state`, `cons` (under RCU), `hb`,
-///   `inflight` and `stats` without a lock.
+///   `inflight`, `probe_armed` and `stats` without a lock. `inflight` and
+///   `probe_armed` pair up with sequentially consistent accesses: an IO
+///   counts itself, then looks whether the probe runs; the probe, going
+///   idle, says it no longer runs, then looks for IO. One of the two sees
+///   the other, so no IO is left unwatched.
 #[pin_data]
 pub(crate) struct Path {
     pub(crate) core: Arc<Core>,
@@ -271,6 +278,10 @@ pub(crate) struct Path {
     #[pin]
     pub(crate) hb: Hb,
     inflight: AtomicI32,
+    /// The silence probe ([`PROBE_WORK`]) is queued or running: set by
+    /// the IO that finds it idle, cleared by the probe when no IO is in
+    /// flight.
+    probe_armed: AtomicBool,
     pub(crate) stats: Stats,
     #[pin]
     inner: Waitable<PathInner, SpinLockIrqBackend>,
@@ -286,11 +297,14 @@ pub(crate) struct Path {
     #[pin]
     reconnect_work: DelayedWork<Path, RECONNECT_WORK>,
     #[pin]
+    probe_work: DelayedWork<Path, PROBE_WORK>,
+    #[pin]
     close_work: Work<Path>,
 }
 impl_has_delayed_work!(impl HasDelayedWork<HB_WORK> for Path { self.hb_work });
 impl_has_delayed_work!(impl HasDelayedWork<RECOVERY_WORK> for Path { self.recovery_work });
 impl_has_delayed_work!(impl HasDelayedWork<RECONNECT_WORK> for Path { self.reconnect_work });
+impl_has_delayed_work!(impl HasDelayedWork<PROBE_WORK> for Path { self.probe_work });
 impl_has_work! {
     impl HasWork<Path> for Path { self.close_work }
 }
@@ -316,6 +330,7 @@ impl Path {
                 state: StateCell::new(CltState::Connecting),
                 hb <- Hb::new(),
                 inflight: AtomicI32::new(0),
+                probe_armed: AtomicBool::new(false),
                 stats: Stats::new()?,
                 inner <- new_waitable!(
                     PathInner {
@@ -329,6 +344,7 @@ impl Path {
                         unconfirmed: 0,
                         fence: None,
                         closes: 0,
+                        probe: Probe::default(),
                     },
                     "rtrs_clt_path"
                 ),
@@ -337,6 +353,7 @@ impl Path {
                 hb_work <- DelayedWork::new(),
                 recovery_work <- DelayedWork::new(),
                 reconnect_work <- DelayedWork::new(),
+                probe_work <- DelayedWork::new(),
                 close_work <- new_work!("rtrs_clt_close"),
             }? Error),
             GFP_KERNEL,
@@ -806,6 +823,7 @@ impl Path {
     fn stop_and_destroy_conns(self: &Arc<Self>) {
         let mut set = self.conns.lock();
         Hb::stop(&**self);
+        self.stop_probe();
         // Disconnect and flush: every request now completes with an error
         // or not at all, so the slots can be taken over.
         let ids = self.cons.take_all();
@@ -1067,7 +1085,7 @@ impl Path {
     /// `rtrs_clt_{read,write}_req()`). On error the IO's confirmation and
     /// pages are back in `parts`, for the next path.
     pub(crate) fn submit(
-        &self,
+        self: &Arc<Self>,
         parts: &mut Submit,
         fill: &dyn Fn(&mut [u8]) -> Result<usize>,
     ) -> Result {
@@ -1080,7 +1098,8 @@ impl Path {
             let req = rs.reqs.get(parts.idx as usize).ok_or(EINVAL)?;
             self.check_size(rs, parts)?;
             let (size, iu_addr, reg) = Self::claim(rs, req, parts, fill)?;
-            self.inflight.fetch_add(1, Ordering::Relaxed);
+            // SeqCst: see `probe_armed` (# Locking).
+            self.inflight.fetch_add(1, Ordering::SeqCst);
             let ret = self.post_req(id, rs, parts, size, iu_addr, reg);
             if ret.is_err() {
                 let mut st = req.st.lock();
@@ -1098,9 +1117,29 @@ impl Path {
                 self.stats.rdma[d][0].fetch_add(1, Ordering::Relaxed);
                 let bytes = parts.data_len as u64 + parts.usr_len as u64;
                 self.stats.rdma[d][1].fetch_add(bytes, Ordering::Relaxed);
+                self.watch();
             }
             ret
         })
+    }
+
+    /// Starts the silence probe for the IO just posted, unless it runs
+    /// (`silence_ms`). Any context.
+    fn watch(self: &Arc<Self>) {
+        if self.probe_armed.load(Ordering::SeqCst) || params::silence_ms() == 0 {
+            return;
+        }
+        if !self.probe_armed.swap(true, Ordering::SeqCst) {
+            DelayedWork::<Path, PROBE_WORK>::schedule(self, &self.core.wq, 0);
+        }
+    }
+
+    /// Stops the silence probe: it may not fail a path that is down
+    /// already. Process context.
+    fn stop_probe(&self) {
+        DelayedWork::<Path, PROBE_WORK>::cancel_sync(self);
+        self.inner.lock().probe = Probe::default();
+        self.probe_armed.store(false, Ordering::SeqCst);
     }
 
     /// The IO fits the server's chunks and the slot's buffer (`EMSGSIZE`:
@@ -1339,6 +1378,59 @@ impl DelayedWorkItem<HB_WORK> for Path {
     /// `hb_work()`.
     fn run(this: Arc<Self>) {
         Hb::run(this);
+    }
+}
+
+impl DelayedWorkItem<PROBE_WORK> for Path {
+    /// The silence probe ([`Probe`]): while IO is in flight on a connected
+    /// path, a path that hears nothing from its server for `silence_ms`,
+    /// a heartbeat unanswered among it, fails, and its IO fails over to
+    /// another path that is up. C's client waits for the QP's retries
+    /// (for ever on rxe) or the heartbeats (35 s).
+    fn run(this: Arc<Self>) {
+        if this.state() != CltState::Connected {
+            this.probe_armed.store(false, Ordering::SeqCst);
+            return;
+        }
+        let now = rb::time::coarse_ns();
+        let in_flight = this.inflight.load(Ordering::SeqCst) > 0;
+        let may_fail = in_flight && this.core.other_path_up(&this);
+        let action = this.inner.lock().probe.step(
+            now,
+            this.hb.last_rx_ns(),
+            in_flight,
+            params::silence_ms(),
+            may_fail,
+        );
+        let at_ns = match action {
+            ProbeAction::Idle => {
+                this.probe_armed.store(false, Ordering::SeqCst);
+                // An IO counted before the store found the probe armed.
+                if this.inflight.load(Ordering::SeqCst) > 0
+                    && !this.probe_armed.swap(true, Ordering::SeqCst)
+                {
+                    DelayedWork::<Path, PROBE_WORK>::schedule(&this, &this.core.wq, 0);
+                }
+                return;
+            }
+            ProbeAction::Wait { at_ns } => at_ns,
+            ProbeAction::Send { at_ns } => {
+                if Hb::probe(&this).is_err() {
+                    return;
+                }
+                at_ns
+            }
+            ProbeAction::Fail { silent_ms } => {
+                pr_err!(
+                    "{}: nothing from the server for {} ms with IO in flight, failing the path over\n",
+                    this.name(),
+                    silent_ms
+                );
+                this.error_recovery();
+                return;
+            }
+        };
+        DelayedWork::<Path, PROBE_WORK>::schedule(&this, &this.core.wq, ms_until(now, at_ns));
     }
 }
 

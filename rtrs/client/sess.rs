@@ -164,7 +164,7 @@ impl Core {
     }
 
     /// Whether a path other than `from` is connected.
-    fn other_path_up(&self, from: &Path) -> bool {
+    pub(crate) fn other_path_up(&self, from: &Path) -> bool {
         let g = rcu::read_lock();
         self.paths
             .read(&g)
@@ -184,7 +184,7 @@ impl Core {
     /// sleep.
     pub(crate) fn for_each_pick<R>(
         &self,
-        mut try_path: impl FnMut(&Path) -> ControlFlow<R>,
+        mut try_path: impl FnMut(&Arc<Path>) -> ControlFlow<R>,
     ) -> Option<R> {
         let g = rcu::read_lock();
         let paths = Live(self.paths.read(&g));
@@ -600,7 +600,7 @@ pub(crate) fn failover(
         Ok(usr.len())
     };
     let moved = core.for_each_pick(|p| {
-        if core::ptr::eq(p, from) || p.state() != CltState::Connected {
+        if core::ptr::eq(&**p, from) || p.state() != CltState::Connected {
             return ControlFlow::Continue(());
         }
         match p.submit(&mut parts, &fill) {
