@@ -102,13 +102,18 @@ pub enum ProbeAction {
 /// not answered within the other half either, the path is dead to its IO.
 /// A live server answers a heartbeat from its completion handler, however
 /// slow its disks, so only a silent link or a dead peer fails the probe.
+/// A step that runs late (the CPU held up for a quarter of the window,
+/// with what arrived meanwhile perhaps still in its queues) does not fail
+/// the path: it looks again a quarter later.
 ///
 /// # Invariants
 ///
-/// `sent_ns` is the time of the probe sent since the last receive, if any.
+/// `sent_ns` is the time of the probe sent since the last receive, if any;
+/// `due_ns` the time the last step asked for the next one, if it asked.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Probe {
     sent_ns: Option<i64>,
+    due_ns: Option<i64>,
 }
 
 impl Probe {
@@ -117,7 +122,8 @@ impl Probe {
     /// (0: no probe, C's behaviour) and whether another path could take
     /// the IO (`may_fail`: without one, failing the path turns a wait into
     /// an error, and the heartbeats decide). All times are of one
-    /// monotonic clock.
+    /// monotonic clock; the caller runs the next step at the time a
+    /// `Wait` or `Send` gives.
     pub fn step(
         &mut self,
         now_ns: i64,
@@ -126,19 +132,21 @@ impl Probe {
         silence_ms: u32,
         may_fail: bool,
     ) -> ProbeAction {
+        let due = self.due_ns.take();
         if !in_flight || silence_ms == 0 {
             self.sent_ns = None;
             return ProbeAction::Idle;
         }
         let half = silence_ms as i64 * 500_000;
+        let quarter = half / 2;
         if let Some(sent) = self.sent_ns {
             if last_rx_ns >= sent {
                 // INVARIANT: answered (or anything else arrived) since.
                 self.sent_ns = None;
             } else if now_ns.saturating_sub(sent) < half {
-                return ProbeAction::Wait {
-                    at_ns: sent.saturating_add(half),
-                };
+                return self.wait(sent.saturating_add(half));
+            } else if due.is_some_and(|d| now_ns.saturating_sub(d) > quarter) {
+                return self.wait(now_ns.saturating_add(quarter));
             } else if may_fail {
                 let silent = now_ns.saturating_sub(last_rx_ns).max(0) as u64;
                 return ProbeAction::Fail {
@@ -147,22 +155,25 @@ impl Probe {
             } else {
                 // Nowhere to fail over to: the heartbeats decide the
                 // path's end; look again in case another path comes up.
-                return ProbeAction::Wait {
-                    at_ns: now_ns.saturating_add(half),
-                };
+                return self.wait(now_ns.saturating_add(half));
             }
         }
         if now_ns.saturating_sub(last_rx_ns) >= half {
             // INVARIANT: nothing arrived since `last_rx_ns` < `now_ns`.
             self.sent_ns = Some(now_ns);
-            ProbeAction::Send {
-                at_ns: now_ns.saturating_add(half),
-            }
+            let at_ns = now_ns.saturating_add(half);
+            self.due_ns = Some(at_ns);
+            ProbeAction::Send { at_ns }
         } else {
-            ProbeAction::Wait {
-                at_ns: last_rx_ns.saturating_add(half),
-            }
+            self.wait(last_rx_ns.saturating_add(half))
         }
+    }
+
+    /// Asks for the next step at `at_ns`.
+    fn wait(&mut self, at_ns: i64) -> ProbeAction {
+        // INVARIANT: the step asked for.
+        self.due_ns = Some(at_ns);
+        ProbeAction::Wait { at_ns }
     }
 }
 
@@ -467,13 +478,55 @@ mod tests {
             ProbeAction::Send { .. }
         ));
         assert_eq!(
-            p.step(3 * half, 0, true, SILENCE_MS, false),
-            ProbeAction::Wait { at_ns: 4 * half }
+            p.step(2 * half, 0, true, SILENCE_MS, false),
+            ProbeAction::Wait { at_ns: 3 * half }
         );
         assert_eq!(
-            p.step(4 * half, 0, true, SILENCE_MS, true),
-            ProbeAction::Fail { silent_ms: 2000 }
+            p.step(3 * half, 0, true, SILENCE_MS, true),
+            ProbeAction::Fail { silent_ms: 1500 }
         );
+    }
+
+    #[test]
+    fn late_step_looks_again_before_it_fails() {
+        // A probe sent at 1 s; the step due at 1.5 s runs at 2.2 s (the
+        // CPU held up): it looks again at 2.45 s, and fails then if
+        // nothing came.
+        let half = SILENCE_MS as i64 * MS / 2;
+        let mut p = Probe::default();
+        let sent = 1000 * MS;
+        assert_eq!(
+            p.step(sent, 0, true, SILENCE_MS, true),
+            ProbeAction::Send { at_ns: sent + half }
+        );
+        let late = sent + half + 700 * MS;
+        assert_eq!(
+            p.step(late, 0, true, SILENCE_MS, true),
+            ProbeAction::Wait {
+                at_ns: late + half / 2
+            }
+        );
+        assert_eq!(
+            p.step(late + half / 2, 0, true, SILENCE_MS, true),
+            ProbeAction::Fail { silent_ms: 2450 }
+        );
+        // What the held-up CPU had in its queues came meanwhile: kept.
+        let mut p = Probe::default();
+        p.step(sent, 0, true, SILENCE_MS, true);
+        p.step(late, 0, true, SILENCE_MS, true);
+        assert_eq!(
+            p.step(late + half / 2, late + MS, true, SILENCE_MS, true),
+            ProbeAction::Wait {
+                at_ns: late + MS + half
+            }
+        );
+        // On time, within a quarter: fails.
+        let mut p = Probe::default();
+        p.step(sent, 0, true, SILENCE_MS, true);
+        assert!(matches!(
+            p.step(sent + half + half / 2, 0, true, SILENCE_MS, true),
+            ProbeAction::Fail { .. }
+        ));
     }
 
     #[test]
