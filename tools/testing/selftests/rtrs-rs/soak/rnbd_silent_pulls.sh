@@ -100,6 +100,9 @@ wait
 runs=$(cat /tmp/pulls-runs 2>/dev/null || echo 0)
 max=$(sort -n /tmp/pulls-max 2>/dev/null | tail -1)
 diag "fio runs: $runs; longest IO of any run: ${max:-?} ms"
+diag "runs whose longest IO took 1.5 s or more: $(awk '$1 >= 1500' /tmp/pulls-max 2>/dev/null | wc -l)"
+diag "longest IO of the runs, ms (percentiles 50 90 99 100): $(sort -n /tmp/pulls-max 2>/dev/null |
+	awk '{v[NR] = $1} END {if (NR) print v[int(NR * .5) + (NR * .5 > int(NR * .5))], v[int(NR * .9) + (NR * .9 > int(NR * .9))], v[int(NR * .99) + (NR * .99 > int(NR * .99))], v[NR]}')"
 check "fio ran throughout: $runs runs, at least one in every ten pulls" \
 	eval '[ "$runs" -gt 0 ] &&
 	{ ! test -s /tmp/pulls-stalled || { sed "s/^/# no run completed: /" /tmp/pulls-stalled; false; }; }'
