@@ -10,10 +10,9 @@
 # at once, pinned round-robin to every CPU (each CPU has its own IO
 # connection). The server logs what it served and must count every request
 # the client sent (more if some failed over and ran twice). Every pairing: C or our rtrs-client, C or our
-# rtrs-server, always_invalidate=Y and N. The session has two paths: on a
-# loaded host rxe may break a QP by re-running a REG_MR when it retransmits
-# (Documentation/rtrs.md), and then RTRS fails the path's IO over to the
-# other; with one path that IO would fail (ECONNABORTED), in C as in ours.
+# rtrs-server, always_invalidate=Y and N. The session has two paths, as
+# users run it: a path that breaks fails its IO over to the other; with one
+# path that IO would fail (ECONNABORTED), in C as in ours.
 . "$(dirname "$0")/lib.sh"
 
 ctl=/sys/class/rtrs-test/ctl

@@ -48,9 +48,9 @@ wait_for 60 test -b /dev/rnbd0 && wait_for 30 eval 'state_is "$p0" connected && 
 echo round-robin >"$ccls/$sess/mpath_policy"
 
 # Both paths carry IO; then, with none in flight, link 1 goes silent. IO in
-# flight would end the path within a second on rxe's retransmits (a REG_MR
-# executed again fails, "rxe, retransmits and REG_MR" in rtrs.md), before
-# any heartbeat was missed; an idle path has only the heartbeats to tell.
+# flight would end the path within a second on the client's silence probe
+# (silence_ms), before any heartbeat was missed; an idle path has only the
+# heartbeats to tell.
 w1=$(writes_of "$p1")
 check "verified IO uses both paths" eval 'fio_verify /dev/rnbd0 --rw=randwrite --bs=4k --iodepth=16 --size=4M &&
 	[ "$(writes_of "$p1")" -gt "$w1" ]'

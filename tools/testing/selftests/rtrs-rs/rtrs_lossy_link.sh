@@ -5,7 +5,9 @@
 # sends on the second link (netem), for the C stack (the reference), our
 # RTRS under the C RNBD, and our RTRS and RNBD; the server runs with
 # always_invalidate=N. Lost packets and ACKs make the client's rxe
-# retransmit, and rxe in 6.12 then executes again the REG_MR work requests
+# retransmit, and rxe in 6.12 (which the test kernel's rxe is made to
+# behave as for this test: rdma_rxe.rerun_local_ops=Y on both guests, see
+# scripts/kernel/patches/) then executes again the REG_MR work requests
 # posted between the lost packet and the end of the send queue: the MR is
 # still valid, the REG_MR fails, the QP goes to the error state, and the
 # client is told that REG_MR was *flushed*. The C client takes a flushed
@@ -26,9 +28,12 @@ p1=ip:$CLIENT_IP1@ip:$SERVER_IP1
 stacks="c rtrs rnbd"
 ktap_plan 18
 
+rerun=/sys/module/rdma_rxe/parameters/rerun_local_ops
 cleanup() {
 	link_loss eth1 0
 	rnbd_cleanup
+	echo N >$rerun
+	on_server "echo N >$rerun"
 }
 trap cleanup EXIT
 
@@ -77,6 +82,7 @@ lossy_io() {
 }
 
 rxe_up || bail "rxe did not come up"
+echo Y >$rerun && on_server "echo Y >$rerun" || bail "cannot make rxe run done local operations again"
 for stack in $stacks; do
 	kmsg_mark "$stack"
 	check "$stack: two paths connect" eval 'on_server srv_stack_load $stack always_invalidate=N && clt_stack_load $stack &&

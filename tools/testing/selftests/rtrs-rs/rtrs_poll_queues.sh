@@ -9,12 +9,11 @@
 # flight on the POLL queues; unmap and unload are clean.
 #
 # The session has two paths, as users run it. fio's polling keeps a vCPU of
-# the client busy, which slows the TCG guests enough that rxe sometimes
-# retransmits after a late ACK and then breaks the QP on a REG_MR it
-# executes again ("rxe, retransmits and REG_MR" in Documentation/rtrs.md).
-# On one path that failed about one run in four here, for the C rtrs-client
-# as for ours; on two, the IO of the broken path fails over to the other
-# one, and the diagnostic lines show each path's reconnects.
+# the client busy, which slows the TCG guests enough that rxe retransmits
+# after late ACKs; rxe as Linux 6.12 has it then broke QPs on a REG_MR it
+# executed again ("rxe, retransmits and REG_MR" in Documentation/rtrs.md;
+# the test kernel carries a fix). A path that breaks fails its IO over to
+# the other one, and the diagnostic lines show each path's reconnects.
 #
 # Both clients, C's and ours, fail an IO with ECONNABORTED when no path is
 # connected the moment it is submitted or failed over (rtrs_clt_request,
