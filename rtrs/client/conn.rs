@@ -8,7 +8,7 @@
 use super::abi::Dir;
 use super::path::Path;
 use super::req::ReqSet;
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 use rb::once::SetOnce;
@@ -90,7 +90,14 @@ pub(crate) struct ConExt {
     /// The version CON_REQ offered (`proto_ext` when it was sent): what
     /// CON_RSP is read against, however `proto_ext` changed since.
     offered: SetOnce<u16>,
+    /// The rkey the server's last SEND_WITH_INV invalidated
+    /// (`INVAL_SEEN | rkey`; 0: none since the last answer), which the
+    /// answer it comes before takes ([`ConExt::take_inval`]).
+    inval: AtomicU64,
 }
+
+/// [`ConExt::inval`] holds an rkey.
+const INVAL_SEEN: u64 = 1 << 32;
 
 impl ConExt {
     /// The fields of connection `cid` of a set with reconnect count
@@ -105,7 +112,27 @@ impl ConExt {
             rsp: SetOnce::new(),
             reqs: SetOnce::new(),
             offered: SetOnce::new(),
+            inval: AtomicU64::new(0),
         }
+    }
+
+    /// A SEND_WITH_INV of the server invalidated `rkey`.
+    fn saw_inval(&self, rkey: Option<u32>) {
+        if let Some(k) = rkey {
+            self.inval
+                .store(INVAL_SEEN | u64::from(k), Ordering::Relaxed);
+        }
+    }
+
+    /// The rkey the SEND_WITH_INV received just before this answer
+    /// invalidated, if one did. Completions of a connection are handled
+    /// one at a time and in the order of its receive queue, and a server
+    /// posts the SEND_WITH_INV and the answer as one chain (C's
+    /// `rtrs_srv_send_io_resp_imm()`, ours), so they arrive next to each
+    /// other.
+    pub(crate) fn take_inval(&self) -> Option<u32> {
+        let v = self.inval.swap(0, Ordering::Relaxed);
+        (v & INVAL_SEEN != 0).then_some(v as u32)
     }
 
     /// Whether CON_REQ offered RTRS 2.1.
@@ -556,6 +583,7 @@ impl Side for Path {
     /// to a READ; the buffer goes back once read.
     fn recv(con: &Con, id: &CmIdRef<Con>, wc: &Wc<'_>, rx: Rx) {
         let Rx::Iu(i) = rx else {
+            con.ext.saw_inval(wc.invalidated_rkey());
             return;
         };
         let ret = match con.ext.reqs() {
@@ -563,7 +591,10 @@ impl Side for Path {
                 read_rsp(con, id, wc, rs, i)
             }
             _ if wc.invalidated_rkey().is_none() => rkey_rsp(con, id, wc, i),
-            _ => Ok(()),
+            _ => {
+                con.ext.saw_inval(wc.invalidated_rkey());
+                Ok(())
+            }
         };
         if ret.is_err() {
             con.path.error_recovery();

@@ -9,7 +9,7 @@ use super::abi::{ConType, Confirm, Dir, PermitId, Permits};
 use super::chunks::CloseFence;
 use super::conn::{self, Con, ConExt, CONNECT_TIMEOUT_MS};
 use super::params;
-use super::req::ReqSet;
+use super::req::{Req, ReqSet};
 use super::sess::{failover, Core, Fenced};
 use super::sysfs::PathFiles;
 use super::trace::PathEvent;
@@ -19,6 +19,7 @@ use kernel::sync::{Arc, Mutex};
 use kernel::workqueue::{impl_has_work, Work, WorkItem};
 use kernel::{new_mutex, new_work};
 use rb::net::SockAddr;
+use rb::ratelimit::pr_err_ratelimited;
 use rb::sync::{new_waitable, SpinLockIrqBackend, Waitable, Waited};
 use rb::workqueue::{impl_has_delayed_work, DelayedWork, DelayedWorkItem, OwnedQueue};
 use rb_rdma::{
@@ -1063,6 +1064,10 @@ impl Path {
             self.error_recovery();
             return;
         };
+        // Taken with every answer: a SEND_WITH_INV counts only for the
+        // answer right after it.
+        let inval = conn.handler().ext.take_inval();
+        let w_inval = w_inval && self.invalidated(inval, req, msg_id);
         if !req.complete(conn, errno, true, w_inval) {
             pr_err!(
                 "{}: response for request {}, which is not in flight\n",
@@ -1071,6 +1076,26 @@ impl Path {
             );
             self.error_recovery();
         }
+    }
+
+    /// Whether the server's answer to request `msg_id`, which says it
+    /// invalidated the request's registration, did: only the SEND_WITH_INV
+    /// of its rkey, received just before the answer (`inval`), does. Else
+    /// the client invalidates the registration itself, so that the server
+    /// keeps no key to pages given back to the user.
+    fn invalidated(&self, inval: Option<u32>, req: &Req, msg_id: u32) -> bool {
+        let rkey = req.mr.rkey();
+        if inval == Some(rkey) {
+            return true;
+        }
+        pr_err_ratelimited!(
+            "rtrs_clt_inval_claim",
+            "{}: response for request {} claims an invalidation of rkey {:#x} it did not make; invalidating it here\n",
+            self.name(),
+            msg_id,
+            rkey
+        );
+        false
     }
 
     /// Polls poll queue (connection) `cid` (`ib_process_cq_direct()`, which
