@@ -8,7 +8,11 @@
 //! By default it speaks the server side of RTRS 2.0 correctly: CON_RSP,
 //! INFO_RSP with one descriptor over its chunks, and answers to the read
 //! and write requests of rtrs-test-clt from a disk of [`DISK_SIZE`] bytes
-//! (a read past it gets `EINVAL`). Writing a scenario's name to
+//! (a read past it gets `EINVAL`). The scenarios of RTRS 2.1 (those of
+//! [`Scenario::ext`]) answer a client that offers 2.1 as our rtrs-server
+//! does, with fences and read responses ([`rtrs_proto::ext`]), and one that
+//! offers 2.0 (C's) as a 2.0 server, without their act. Writing a
+//! scenario's name to
 //! `/sys/class/rtrs-test-evil-srv/ctl/run` makes every session opened
 //! from then on play it; `ctl/result` shows `<scenario>: connects <n>
 //! acts <n> ios <n>`: connection requests seen, evil acts done, IO
@@ -48,9 +52,11 @@ use rb_rdma::{
     DmaDirection, ListenHandler, Listener, Mr, Pd, PollContext, RecvWr, SendFlags, SendOp, SendWr,
     Sge, Wc, WcOpcode,
 };
-use rtrs_proto::imm::{ChunkLayout, Imm};
+use rtrs_proto::ext::{server_answer, ReadRsp, MSG_FENCE_F, MSG_READ_RSP_F, PROTO_VER_EXT};
+use rtrs_proto::imm::{ChunkLayout, Imm, FENCE_SEQ_MASK};
 use rtrs_proto::msg::{
     ConnReq, ConnRsp, InfoReq, InfoRsp, IoReq, MsgType, RdmaMsg, RkeyRsp, SgDesc, SgList, MAGIC,
+    MSG_NEED_INVAL_F, PROTO_VER,
 };
 
 module! {
@@ -92,6 +98,8 @@ const DISK_SIZE: usize = DISK_BLOCK * DISK_BLOCKS as usize;
 /// What a read answered with too much data sends beyond the client's
 /// buffer.
 const TOO_MUCH: usize = 4096;
+/// The server's id of every path, in a CON_RSP of RTRS 2.1.
+const PATH_ID: u16 = 1;
 
 /// The scenarios, as written to `ctl/run`, in the order of [`Scenario`].
 const SCENARIOS: &[&str] = &[
@@ -119,6 +127,14 @@ const SCENARIOS: &[&str] = &[
     "read_too_much",
     "io_silent",
     "rsp_dropped",
+    "good_21",
+    "con_v20_ext",
+    "read_rsp_unknown",
+    "read_rsp_twice",
+    "read_rsp_write",
+    "read_rsp_rkey",
+    "read_rsp_short",
+    "fence_ack_unasked",
 ];
 
 /// What the server does wrong, by index of [`SCENARIOS`].
@@ -175,10 +191,31 @@ enum Scenario {
     /// The first IO of the run never answered; heartbeats, later IO and
     /// the same IO failed over to another path are.
     RspDropped,
+    /// Nothing, in RTRS 2.1: fences and read responses.
+    Good21,
+    /// CON_RSP of RTRS 2.0 that sets 2.1's flags, with new rkeys; reads
+    /// answered with a [`ReadRsp`] in a SEND, as a 2.1 server would.
+    ConV20Ext,
+    /// 2.1: before the first read's answer, a [`ReadRsp`] for a request
+    /// past the queue depth.
+    ReadRspUnknown,
+    /// 2.1: the first read answered twice, the second time without
+    /// invalidation.
+    ReadRspTwice,
+    /// 2.1: the first write answered with a [`ReadRsp`] before its IMM.
+    ReadRspWrite,
+    /// 2.1: the first read's [`ReadRsp`] carries a new rkey, where CON_RSP
+    /// said the server keeps its keys.
+    ReadRspRkey,
+    /// 2.1: the first read's [`ReadRsp`] is 8 bytes long.
+    ReadRspShort,
+    /// 2.1: before the first IO's answer, FENCE_ACKs for fences never sent,
+    /// for the path itself and for a path that is not there.
+    FenceAckUnasked,
 }
 
 impl Scenario {
-    const ALL: [Scenario; 24] = [
+    const ALL: [Scenario; 32] = [
         Scenario::Good,
         Scenario::ConMagic,
         Scenario::ConVersion,
@@ -203,6 +240,14 @@ impl Scenario {
         Scenario::ReadTooMuch,
         Scenario::IoSilent,
         Scenario::RspDropped,
+        Scenario::Good21,
+        Scenario::ConV20Ext,
+        Scenario::ReadRspUnknown,
+        Scenario::ReadRspTwice,
+        Scenario::ReadRspWrite,
+        Scenario::ReadRspRkey,
+        Scenario::ReadRspShort,
+        Scenario::FenceAckUnasked,
     ];
 
     fn from_index(i: u32) -> Self {
@@ -219,12 +264,48 @@ impl Scenario {
 
     /// Whether the server sends a new rkey with each IO response.
     fn new_rkey(self) -> bool {
-        matches!(self, Scenario::RkeyUnknown | Scenario::RkeyOther)
+        matches!(
+            self,
+            Scenario::RkeyUnknown | Scenario::RkeyOther | Scenario::ConV20Ext
+        )
     }
 
-    /// The CON_RSP of an accepted connection.
-    fn con_rsp(self) -> [u8; ConnRsp::SIZE] {
+    /// Whether the scenario's server speaks RTRS 2.1 to a client that
+    /// offers it.
+    fn ext(self) -> bool {
+        matches!(
+            self,
+            Scenario::Good21
+                | Scenario::ReadRspUnknown
+                | Scenario::ReadRspTwice
+                | Scenario::ReadRspWrite
+                | Scenario::ReadRspRkey
+                | Scenario::ReadRspShort
+                | Scenario::FenceAckUnasked
+        )
+    }
+
+    /// The version and the 2.1 flags of CON_RSP to a client that offered
+    /// `offered`: those of our rtrs-server ([`server_answer`]), or 2.0
+    /// with 2.1's flags for [`Scenario::ConV20Ext`].
+    fn answer(self, offered: u16) -> (u16, u32) {
+        const EXT: u32 = MSG_FENCE_F | MSG_READ_RSP_F;
+        match self {
+            Scenario::ConV20Ext => (PROTO_VER, EXT),
+            s => server_answer(offered, s.ext(), EXT),
+        }
+    }
+
+    /// The CON_RSP of an accepted connection whose CON_REQ offered
+    /// `offered`.
+    fn con_rsp(self, offered: u16) -> [u8; ConnRsp::SIZE] {
         let mut rsp = ConnRsp::accept(QD as u16, MAX_IO, MAX_HDR, self.new_rkey());
+        let (version, ext) = self.answer(offered);
+        rsp.version = version;
+        rsp.flags |= ext;
+        if version == PROTO_VER_EXT {
+            rsp.path_id = PATH_ID;
+        }
         match self {
             Scenario::ConVersion => rsp.version = 0x0300,
             Scenario::ConErrno => rsp.errno = -5,
@@ -250,6 +331,11 @@ impl Scenario {
 struct Sess {
     uuid: [u8; 16],
     scenario: Scenario,
+    /// The version the client offered in its first CON_REQ.
+    offered: u16,
+    /// Reads are answered with a [`ReadRsp`] (CON_RSP set
+    /// `MSG_READ_RSP_F`).
+    read_rsp: bool,
     pd: Arc<Pd>,
     chunks: Arc<PageBlocks>,
     map: BlocksMap,
@@ -263,7 +349,12 @@ struct Sess {
 }
 
 impl Sess {
-    fn new(dev: &rb_rdma::Device, uuid: [u8; 16], scenario: Scenario) -> Result<Arc<Self>> {
+    fn new(
+        dev: &rb_rdma::Device,
+        uuid: [u8; 16],
+        scenario: Scenario,
+        offered: u16,
+    ) -> Result<Arc<Self>> {
         let pd = Arc::new(Pd::new(dev, 0)?, GFP_KERNEL)?;
         let chunks = Arc::new(PageBlocks::new(QD, CHUNK)?, GFP_KERNEL)?;
         let map = BlocksMap::new(&pd, &chunks, 0, QD)?;
@@ -277,6 +368,8 @@ impl Sess {
             Sess {
                 uuid,
                 scenario,
+                offered,
+                read_rsp: scenario.answer(offered).1 & MSG_READ_RSP_F != 0,
                 pd,
                 chunks,
                 map,
@@ -642,6 +735,38 @@ impl Conn {
                 0
             }
         };
+        if sess.scenario == Scenario::FenceAckUnasked && sess.read_rsp && sess.act() {
+            ctx.acted(
+                sess,
+                format_args!("FENCE_ACKs never asked for before the answer to {}", buf_id),
+            );
+            for (path_id, seq) in [(PATH_ID, 0), (PATH_ID + 1, FENCE_SEQ_MASK as u16)] {
+                Self::write_imm(id, Imm::FenceAck { path_id, seq }.encode())?;
+            }
+        }
+        if sess.read_rsp {
+            match &req {
+                RdmaMsg::Read(r) => {
+                    // As our rtrs-server: the client's key invalidated if
+                    // the read asks for it and has a buffer.
+                    let inval = r
+                        .descs
+                        .get(0)
+                        .filter(|_| r.flags & MSG_NEED_INVAL_F != 0)
+                        .map(|d| d.key);
+                    return Self::answer_read(id, buf_id, errno, inval);
+                }
+                RdmaMsg::Write(_) if sess.scenario == Scenario::ReadRspWrite && sess.act() => {
+                    ctx.acted(
+                        sess,
+                        format_args!("READ_RSP for write {} before its answer", buf_id),
+                    );
+                    let rsp = ReadRsp::new(buf_id as u16, 0, None);
+                    Self::send_read_rsp(id, &rsp, ReadRsp::SIZE, SendOp::Send)?;
+                }
+                RdmaMsg::Write(_) => {}
+            }
+        }
         let imm = Imm::io_rsp(buf_id, errno, false).encode();
         let evil = match sess.scenario {
             Scenario::RspUnknown
@@ -695,6 +820,85 @@ impl Conn {
                 let bad = Imm::io_rsp(answers, 0, false).encode();
                 Self::send_msg(id, &b, SendOp::SendWithImm(bad), false)?;
                 Self::respond(id, buf_id, imm)
+            }
+        }
+    }
+
+    /// Sends the first `len` bytes of `rsp` with `op` (a SEND, or a
+    /// SEND_WITH_INV).
+    fn send_read_rsp(id: &CmIdRef<Self>, rsp: &ReadRsp, len: usize, op: SendOp<'static>) -> Result {
+        let mut b = [0u8; ReadRsp::SIZE];
+        rsp.encode(&mut b).map_err(|_| EINVAL)?;
+        Self::send_msg(id, b.get(..len).ok_or(EINVAL)?, op, false)
+    }
+
+    /// The answer to read `buf_id`, which ended with `errno`, on a session
+    /// with read responses, after its data: one SEND (SEND_WITH_INV of
+    /// `inval`) carrying a [`ReadRsp`], as our rtrs-server's
+    /// `post_read_rsp()`; the scenario's act on the first read.
+    fn answer_read(id: &CmIdRef<Self>, buf_id: u32, errno: i32, inval: Option<u32>) -> Result {
+        let h = id.handler();
+        let sess = &h.sess;
+        let ctx = &h.ctx;
+        let msg_id = buf_id as u16;
+        let rsp = ReadRsp::new(
+            msg_id,
+            errno,
+            sess.scenario.new_rkey().then(|| sess.mr.rkey()),
+        );
+        let op = match inval {
+            // A 2.0 client takes a SEND_WITH_INV for 2.0's invalidation
+            // and waits for the answer until `io_deadline_s`: sent as a
+            // plain SEND, the READ_RSP is read at once.
+            Some(_) if sess.scenario == Scenario::ConV20Ext => SendOp::Send,
+            Some(key) => SendOp::SendWithInv(key),
+            None => SendOp::Send,
+        };
+        let evil = match sess.scenario {
+            Scenario::ConV20Ext
+            | Scenario::ReadRspUnknown
+            | Scenario::ReadRspTwice
+            | Scenario::ReadRspRkey
+            | Scenario::ReadRspShort => sess.act(),
+            _ => false,
+        };
+        if !evil {
+            return Self::send_read_rsp(id, &rsp, ReadRsp::SIZE, op);
+        }
+        match sess.scenario {
+            Scenario::ReadRspUnknown => {
+                let other = QD + 3;
+                ctx.acted(
+                    sess,
+                    format_args!("READ_RSP for request {} before that of {}", other, buf_id),
+                );
+                let bad = ReadRsp::new(other as u16, 0, None);
+                Self::send_read_rsp(id, &bad, ReadRsp::SIZE, SendOp::Send)?;
+                Self::send_read_rsp(id, &rsp, ReadRsp::SIZE, op)
+            }
+            Scenario::ReadRspTwice => {
+                ctx.acted(sess, format_args!("read {} answered twice", buf_id));
+                Self::send_read_rsp(id, &rsp, ReadRsp::SIZE, op)?;
+                Self::send_read_rsp(id, &rsp, ReadRsp::SIZE, SendOp::Send)
+            }
+            Scenario::ReadRspRkey => {
+                ctx.acted(
+                    sess,
+                    format_args!("READ_RSP for {} with a new rkey", buf_id),
+                );
+                let bad = ReadRsp::new(msg_id, errno, Some(sess.mr.rkey()));
+                Self::send_read_rsp(id, &bad, ReadRsp::SIZE, op)
+            }
+            Scenario::ReadRspShort => {
+                ctx.acted(sess, format_args!("READ_RSP for {} of 8 bytes", buf_id));
+                Self::send_read_rsp(id, &rsp, 8, op)
+            }
+            _ => {
+                ctx.acted(
+                    sess,
+                    format_args!("READ_RSP for {} on a path of RTRS 2.0", buf_id),
+                );
+                Self::send_read_rsp(id, &rsp, ReadRsp::SIZE, op)
             }
         }
     }
@@ -802,7 +1006,7 @@ impl Ctx {
             match &*cur {
                 Some(s) if s.uuid == creq.sess_uuid => s.clone(),
                 _ => {
-                    let s = Sess::new(req.device(), creq.sess_uuid, this.scenario())?;
+                    let s = Sess::new(req.device(), creq.sess_uuid, this.scenario(), creq.version)?;
                     *cur = Some(s.clone());
                     s
                 }
@@ -833,7 +1037,7 @@ impl Ctx {
                 format_args!("connection request {} left unanswered", creq.cid),
             );
         } else {
-            let rsp = sess.scenario.con_rsp();
+            let rsp = sess.scenario.con_rsp(sess.offered);
             id.accept(&ConnParam {
                 private_data: &rsp,
                 responder_resources: 1,
