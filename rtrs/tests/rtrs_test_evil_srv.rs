@@ -127,6 +127,7 @@ const SCENARIOS: &[&str] = &[
     "read_too_much",
     "io_silent",
     "rsp_dropped",
+    "inval_claim",
     "good_21",
     "con_v20_ext",
     "read_rsp_unknown",
@@ -191,6 +192,10 @@ enum Scenario {
     /// The first IO of the run never answered; heartbeats, later IO and
     /// the same IO failed over to another path are.
     RspDropped,
+    /// The first read whose registration the client asks to invalidate is
+    /// answered with the IMM of an invalidated answer, and no
+    /// SEND_WITH_INV: a key to the client's pages kept past the IO.
+    InvalClaim,
     /// Nothing, in RTRS 2.1: fences and read responses.
     Good21,
     /// CON_RSP of RTRS 2.0 that sets 2.1's flags, with new rkeys; reads
@@ -215,7 +220,7 @@ enum Scenario {
 }
 
 impl Scenario {
-    const ALL: [Scenario; 32] = [
+    const ALL: [Scenario; 33] = [
         Scenario::Good,
         Scenario::ConMagic,
         Scenario::ConVersion,
@@ -240,6 +245,7 @@ impl Scenario {
         Scenario::ReadTooMuch,
         Scenario::IoSilent,
         Scenario::RspDropped,
+        Scenario::InvalClaim,
         Scenario::Good21,
         Scenario::ConV20Ext,
         Scenario::ReadRspUnknown,
@@ -767,7 +773,19 @@ impl Conn {
                 RdmaMsg::Write(_) => {}
             }
         }
-        let imm = Imm::io_rsp(buf_id, errno, false).encode();
+        let claim = sess.scenario == Scenario::InvalClaim
+            && matches!(&req, RdmaMsg::Read(r) if r.flags & MSG_NEED_INVAL_F != 0 && !r.descs.is_empty())
+            && sess.act();
+        if claim {
+            ctx.acted(
+                sess,
+                format_args!(
+                    "read {} answered as invalidated, with no SEND_WITH_INV",
+                    buf_id
+                ),
+            );
+        }
+        let imm = Imm::io_rsp(buf_id, errno, claim).encode();
         let evil = match sess.scenario {
             Scenario::RspUnknown
             | Scenario::RspIdle

@@ -11,7 +11,8 @@
 # the connection request or to INFO_REQ, IO responses for requests never
 # sent or answered twice, RKEY_RSPs for chunks the client does not own, a
 # read answered with more data than the client's buffer holds, silence
-# from the first IO on, and one IO never answered while heartbeats are;
+# from the first IO on, one IO never answered while heartbeats are, and a
+# read answered as invalidated by a server that invalidated nothing;
 # and in RTRS 2.1 (rtrs/proto/ext.rs): a good 2.1 server, a 2.0 CON_RSP
 # with 2.1's flags, read responses (READ_RSP) for a request past the queue
 # depth, twice, for a write, with a new rkey the server never said it
@@ -75,6 +76,7 @@ rkey_other;io failed;rkey response for chunk [0-9]+ came as the answer to [0-9]+
 read_too_much;io failed;IO [0-9]+ unanswered for [0-9]+ ms, closing the path;skip;
 io_silent;io failed;HB missed max reached;io failed;HB missed max reached
 rsp_dropped;io failed;IO [0-9]+ unanswered for [0-9]+ ms, closing the path;skip;
+inval_claim;io ok;response for request [0-9]+ claims an invalidation of rkey 0x[0-9a-f]+ it did not make;io ok;
 good_21;io ok;RTRS 2.1 with fences and read responses;skip;
 con_v20_ext;io failed;rkey response is malformed;skip;
 read_rsp_unknown;io failed;read response for request 19 refused: NoSuchRequest;skip;
