@@ -5,8 +5,10 @@
 # maps a memory-backed null_blk exported by the C rnbd-server over rxe, fio
 # writes 64 MiB with crc32c verification and reads it back, then unmap; then
 # again with the server's always_invalidate=N, the control for the pairings
-# of the later tests, which swap our modules into exactly this flow.
-. "$(dirname "$0")/lib.sh"
+# of make check's tests, which swap our modules into exactly this flow (and
+# record C's answers first where they compare with them). C's modules
+# alone: a control, so make soak runs it, not make check.
+. "$(dirname "$0")/../lib.sh"
 
 sess=c-ref
 ktap_plan 10
