@@ -8,8 +8,11 @@
 # has the NICs and addresses lib.sh's link_dev and link_ip name (IPv4 and
 # IPv6), and reaches each of its peers over each link; a client other than
 # the first, killed, is gone until booted again, and then answers again on
-# the same addresses.
-. "$(dirname "$0")/lib.sh"
+# the same addresses. It tests the harness, not our modules, and make
+# check's tests of more than the pair use what it proves (rnbd_raid1_servers
+# two servers, rnbd_many_clients three clients and a client killed and
+# booted again): make soak runs it.
+. "$(dirname "$0")/../lib.sh"
 
 ktap_plan 8
 
