@@ -7,6 +7,8 @@
 # chunks) is written and verified, random and sequential, at queue depth 1
 # and 64, and unmap and unload leave both kernels clean. With
 # always_invalidate (the default), then again with always_invalidate=N.
+# Each run moves a few MiB (64 IOs of the largest size, 4 times the queue
+# depth): what is checked is that every size verifies, not throughput.
 . "$(dirname "$0")/lib.sh"
 
 sess=rs-srv
@@ -41,11 +43,11 @@ check "server: both paths' protocol files show 2.0" \
 check "capacity is the server's 1 GiB" \
 	eval '[ "$(cat /sys/block/rnbd0/size)" = "$(on_server cat /sys/block/nullb0/size)" ]'
 
-check "4k random writes, QD64, verified" fio_verify /dev/rnbd0 --rw=randwrite --bs=4k --iodepth=64 --size=16M
+check "4k random writes, QD64, verified" fio_verify /dev/rnbd0 --rw=randwrite --bs=4k --iodepth=64 --size=4M
 check "124k (largest IO) sequential writes, QD16, verified" \
-	fio_verify /dev/rnbd0 --rw=write --bs=124k --iodepth=16 --size=62M --offset=64M
+	fio_verify /dev/rnbd0 --rw=write --bs=124k --iodepth=16 --size=7936k --offset=64M
 check "mixed 4k-124k random read/write, QD1, verified" \
-	fio_verify /dev/rnbd0 --rw=randrw --bsrange=4k-124k --iodepth=1 --size=8M --offset=256M
+	fio_verify /dev/rnbd0 --rw=randrw --bsrange=4k-124k --iodepth=1 --size=2M --offset=256M
 
 check "unmap_device" eval 'echo normal >/sys/block/rnbd0/rnbd/unmap_device'
 check "the client session goes away" wait_for 30 eval '! ls /sys/class/rtrs-client/$sess >/dev/null 2>&1'
@@ -59,7 +61,7 @@ check "always_invalidate=N: map_device" \
 	eval "echo 'sessname=$sess path=ip:$SERVER_IP0 device_path=/dev/nullb0' >/sys/class/rnbd-client/ctl/map_device &&
 		wait_for 60 test -b /dev/rnbd0"
 check "always_invalidate=N: 512 B to 124 KiB, QD32, verified" \
-	fio_verify /dev/rnbd0 --rw=randrw --bsrange=512-124k --blockalign=512 --iodepth=32 --size=16M
+	fio_verify /dev/rnbd0 --rw=randrw --bsrange=512-124k --blockalign=512 --iodepth=32 --size=4M
 check "always_invalidate=N: unmap, unload on both sides" eval 'echo normal >/sys/block/rnbd0/rnbd/unmap_device &&
 	wait_for 30 eval "! ls /sys/class/rtrs-client/$sess >/dev/null 2>&1" && unload_rnbd_rtrs &&
 	on_server "wait_for 30 eval \"rmmod rnbd_server && rmmod rtrs_server && rmmod rtrs_core\""'
