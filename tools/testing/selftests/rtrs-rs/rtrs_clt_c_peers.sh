@@ -137,13 +137,13 @@ check "capacity is the server's 1 GiB" \
 writes_of() { set -- $(cat "$cls/$sess/paths/$1/stats/rdma"); echo "$3"; }
 check "mpath_policy round-robin" eval "echo round-robin >$cls/$sess/mpath_policy"
 check "4k-124k random writes, QD32, verified" \
-	fio_verify /dev/rnbd0 --rw=randwrite --bsrange=4k-124k --iodepth=32 --size=32M
+	fio_verify /dev/rnbd0 --rw=randwrite --bsrange=4k-124k --iodepth=32 --size=16M
 w0=$(writes_of "$p0") w1=$(writes_of "$p1")
 diag "writes per path: $w0 $w1"
 check "round-robin used both paths" eval '[ "${w0:-0}" -gt 100 ] && [ "${w1:-0}" -gt 100 ]'
 
 # Path 1 goes down in the middle of verified IO: the IO fails over.
-fio_verify /dev/rnbd0 --rw=randwrite --bs=4k --iodepth=32 --size=24M --offset=128M >/tmp/fio-failover 2>&1 &
+fio_verify /dev/rnbd0 --rw=randwrite --bs=4k --iodepth=32 --size=8M --offset=128M >/tmp/fio-failover 2>&1 &
 fio_pid=$!
 wait_for 30 eval '[ "$(writes_of "$p1")" -gt "$w1" ]'
 during_io $fio_pid "disconnect path 1 during IO" eval "echo 1 >$cls/$sess/paths/$p1/disconnect"
@@ -163,16 +163,16 @@ check "add_path of a path the session has: EEXIST" \
 	eval '[ "$(try_write $cls/$sess add_path "ip:$SERVER_IP0")" = "add_path ip:$SERVER_IP0: File exists" ]'
 check "add_path brings path 1 back" eval "echo ip:$SERVER_IP1 >$cls/$sess/add_path"
 check "path 1 is connected and carries IO" eval 'state_is "$p1" connected &&
-	fio_verify /dev/rnbd0 --rw=randrw --bs=8k --iodepth=16 --size=8M --offset=512M &&
+	fio_verify /dev/rnbd0 --rw=randrw --bs=8k --iodepth=16 --size=4M --offset=512M &&
 	[ "$(writes_of "$p1")" -gt 0 ]'
 
 for pol in min-inflight min-latency; do
 	check "mpath_policy $pol: IO verifies" eval "echo $pol >$cls/$sess/mpath_policy &&
 		grep -q '^$pol ' $cls/$sess/mpath_policy &&
-		fio_verify /dev/rnbd0 --rw=randrw --bsrange=4k-64k --iodepth=16 --size=8M --offset=768M"
+		fio_verify /dev/rnbd0 --rw=randrw --bsrange=4k-64k --iodepth=16 --size=4M --offset=768M"
 done
 check "concurrent IO from both CPUs, 512 B to 124 KiB, verified" \
-	fio_verify /dev/rnbd0 --rw=randrw --bsrange=512-124k --blockalign=512 --iodepth=16 --size=8M \
+	fio_verify /dev/rnbd0 --rw=randrw --bsrange=512-124k --blockalign=512 --iodepth=16 --size=4M \
 	--offset=800M --offset_increment=8M --numjobs=2 --cpus_allowed=0-1 --cpus_allowed_policy=split
 
 check "removing every path, the last one too, goes as in C" \
@@ -187,7 +187,7 @@ on_server 'srv_stack_load c always_invalidate=N' || bail "cannot reload the C se
 clt_stack_load rtrs || bail "cannot reload our client"
 check "C server with always_invalidate=N: map_device" eval 'map && wait_for 60 test -b /dev/rnbd0 && wait_for 30 both_connected'
 check "C server with always_invalidate=N: 512 B to 124 KiB, QD32, verified" \
-	fio_verify /dev/rnbd0 --rw=randrw --bsrange=512-124k --blockalign=512 --iodepth=32 --size=16M
+	fio_verify /dev/rnbd0 --rw=randrw --bsrange=512-124k --blockalign=512 --iodepth=32 --size=4M
 check "C server with always_invalidate=N: unmap, unload" eval 'unmap && wait_for 30 sess_gone &&
 	rmmod rnbd_client && rmmod rtrs_client && rmmod rtrs_core'
 ktap_finish
