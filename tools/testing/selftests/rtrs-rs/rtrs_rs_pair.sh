@@ -106,17 +106,17 @@ check "server: the session's sysfs is C's (tree, contents, writes)" \
 
 check "mpath_policy round-robin" eval "echo round-robin >$ccls/$sess/mpath_policy"
 check "4k-124k random writes, QD32, verified" \
-	fio_verify /dev/rnbd0 --rw=randwrite --bsrange=4k-124k --iodepth=32 --size=32M
+	fio_verify /dev/rnbd0 --rw=randwrite --bsrange=4k-124k --iodepth=32 --size=16M
 w0=$(srv_writes "$p0") w1=$(srv_writes "$p1")
 diag "writes the server counted per path: $w0 $w1"
 check "server: both paths carried writes" eval '[ "${w0:-0}" -gt 100 ] && [ "${w1:-0}" -gt 100 ]'
 check "124k sequential writes, QD8, verified" \
-	fio_verify /dev/rnbd0 --rw=write --bs=124k --iodepth=8 --size=31M --offset=256M
+	fio_verify /dev/rnbd0 --rw=write --bs=124k --iodepth=8 --size=7936k --offset=256M
 check "mixed 512-byte aligned random read/write, QD1, verified" \
 	fio_verify /dev/rnbd0 --rw=randrw --bsrange=512-64k --blockalign=512 --iodepth=1 --size=4M --offset=512M
 
 # The server drops path 1 in the middle of verified IO.
-fio_verify /dev/rnbd0 --rw=randwrite --bs=4k --iodepth=32 --size=24M --offset=640M >/tmp/fio-failover 2>&1 &
+fio_verify /dev/rnbd0 --rw=randwrite --bs=4k --iodepth=32 --size=8M --offset=640M >/tmp/fio-failover 2>&1 &
 fio_pid=$!
 wait_for 30 eval '[ "$(srv_writes "$p1")" -gt "$w1" ]'
 during_io $fio_pid "server: disconnect path 1 during IO" \
@@ -150,7 +150,7 @@ check "and 60 KiB IOs (64 KiB chunks less the header page)" \
 check "always_invalidate=N: the paths still run 2.1 with read responses" \
 	protocols_are "2.1 fence read_rsp"
 check "4k-60k random read/write, QD32, verified" \
-	fio_verify /dev/rnbd0 --rw=randrw --bsrange=4k-60k --iodepth=32 --size=16M
+	fio_verify /dev/rnbd0 --rw=randrw --bsrange=4k-60k --iodepth=32 --size=4M
 check "unmap, unload on both sides" eval 'unmap && wait_for 30 clt_sess_gone &&
 	rmmod rnbd_client && rmmod rtrs_client && rmmod rtrs_core &&
 	on_server "wait_for 30 eval \"rmmod rnbd_server && rmmod rtrs_server && rmmod rtrs_core\""'
@@ -165,7 +165,7 @@ for side in server client; do
 	check "proto_ext=N on the $side: both paths run RTRS 2.0, 4k-60k random read/write verifies" eval '
 		map && wait_for 60 test -b /dev/rnbd0 && wait_for 30 both_connected &&
 		protocols_are 2.0 &&
-		fio_verify /dev/rnbd0 --rw=randrw --bsrange=4k-60k --iodepth=32 --size=8M &&
+		fio_verify /dev/rnbd0 --rw=randrw --bsrange=4k-60k --iodepth=32 --size=4M &&
 		unmap && wait_for 30 clt_sess_gone && unload_rnbd_rtrs &&
 		on_server "wait_for 30 eval \"rmmod rnbd_server && rmmod rtrs_server && rmmod rtrs_core\""'
 done
