@@ -9,14 +9,18 @@
 # past the disk's end must return the server's EINVAL; then 8 streams run
 # at once, pinned round-robin to every CPU (each CPU has its own IO
 # connection). The server logs what it served and must count every request
-# the client sent (more if some failed over and ran twice). Every pairing: C or our rtrs-client, C or our
-# rtrs-server, always_invalidate=Y and N. The session has two paths, as
-# users run it: a path that breaks fails its IO over to the other; with one
-# path that IO would fail (ECONNABORTED), in C as in ours.
+# the client sent (more if some failed over and ran twice). Each pairing
+# of PAIRINGS (<client>:<server>, each c or rs: C's RTRS or ours; make
+# check: ours with ours and with C's, "rs:c c:rs rs:rs"; soak/: C's with
+# C's too, the control), with always_invalidate=Y and N. The session has
+# two paths, as users run it: a path that breaks fails its IO over to the
+# other; with one path that IO would fail (ECONNABORTED), in C as in ours.
 . "$(dirname "$0")/lib.sh"
 
 ctl=/sys/class/rtrs-test/ctl
-ktap_plan 41
+read -ra pairings <<<"${PAIRINGS:-rs:c c:rs rs:rs}"
+# Five cases per pairing and always_invalidate, then the kernel logs.
+ktap_plan $((${#pairings[@]} * 2 * 5 + 1))
 
 unload_all() {
 	mod_loaded rtrs_test_clt && rmmod rtrs_test_clt
@@ -68,13 +72,17 @@ field() { tr ' ' '\n' <"$2" | sed -n "s/^$1=//p"; }
 
 rxe_up || bail "rxe did not come up"
 diag "CPUs: $(nproc)"
+# paired <client> <server>: the pairing is one of PAIRINGS.
+paired() { [[ " ${pairings[*]} " == *" $1:$2 "* ]]; }
 for srv in c rs; do
+	paired c $srv || paired rs $srv || continue
 	for inval in Y N; do
 		on_server "$(declare -f unload_all rtrs_load); unload_all &&
 			rtrs_load server $srv always_invalidate=$inval &&
 			insmod $MODDIR/rtrs-test-srv.ko" ||
 			bail "server: cannot load rtrs-test-srv on the $srv rtrs-server"
 		for clt in c rs; do
+			paired $clt $srv || continue
 			pair="client $clt, server $srv, always_invalidate=$inval"
 			sess=api-$clt-$srv-$inval
 			unload_all
