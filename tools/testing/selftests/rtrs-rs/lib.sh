@@ -369,6 +369,17 @@ paths_connected() {
 	[ "$(grep -c . <<<"$states")" = "$2" ] && [ "$(grep -cx connected <<<"$states")" = "$2" ]
 }
 
+# reconnect_path <path dir>: the client's path
+# (/sys/class/rtrs-client/<session>/paths/<path>) is connected, or a write
+# of its reconnect file made it so: the write fails while the path is
+# still closing, and else reconnects it at once, without the reconnect
+# delay. For wait_for, where a case is about the path coming back, not
+# about the delay.
+reconnect_path() {
+	[ "$(cat "$1/state" 2>/dev/null)" = connected ] || echo 1 >"$1/reconnect" 2>/dev/null
+	[ "$(cat "$1/state" 2>/dev/null)" = connected ]
+}
+
 mod_loaded() { [ -d "/sys/module/$(echo "$1" | tr - _)" ]; }
 
 # The rnbd and rtrs modules, C or ours, in the order they unload.

@@ -6,12 +6,13 @@
 # packet of their second link (netem loss 100%). The client sees path 1 go
 # down within the heartbeat window (5 misses of 5 s), verified IO goes on
 # over path 0 without an error, and the server closes its side too. When the
-# link carries packets again, the client reconnects path 1 by itself and IO
-# flows on it again. The link stays silent until the client has given up on
-# the server's answer to its disconnect and destroyed those connections; a
-# later close of the path must not wait for them still. Last, a sysfs
-# disconnect that waits for an unanswered close, by a writer with a signal
-# pending, must sleep rather than spin.
+# link carries packets again, path 1 reconnects and IO flows on it again:
+# through its reconnect file (make check), or by itself after the reconnect
+# delay, 30 s (soak/, RECONNECT=delay). The link stays silent until the
+# client has given up on the server's answer to its disconnect and
+# destroyed those connections; a later close of the path must not wait for
+# them still. Last, a sysfs disconnect that waits for an unanswered close,
+# by a writer with a signal pending, must sleep rather than spin.
 #
 # Why netem and not `ip link set eth1 down`: under rxe an administrative
 # down and up of a link leaves it unable to set up connections again (the
@@ -61,7 +62,7 @@ check "client: path 1 goes down within the heartbeat window" wait_for 60 state_i
 diag "path 1 down after $((SECONDS - t0)) s: $(kmsg_since hb-silent | grep -m1 -o 'rtrs_client: .*')"
 check "client: path 0 stays connected" state_is "$p0" connected
 check "verified IO during the silence, without an error" \
-	fio_verify /dev/rnbd0 --rw=randwrite --bs=4k --iodepth=16 --size=8M --offset=64M
+	fio_verify /dev/rnbd0 --rw=randwrite --bs=4k --iodepth=16 --size=4M --offset=64M
 check "server: path 1 leaves sysfs" \
 	on_server "wait_for 60 eval '! test -e /sys/class/rtrs-server/$sess/paths/$p1'"
 check "server: path 0 is still there" on_server "test -d /sys/class/rtrs-server/$sess/paths/$p0"
@@ -73,10 +74,15 @@ check "client: path 1's connections are destroyed, their disconnect unanswered" 
 	eval 'wait_for 120 p1_conns_gone && kmsg_since hb-silent | grep "not disconnected after"'
 check "link 1 carries packets again" eval 'link_silence eth1 off && on_server "link_silence eth1 off"'
 t0=$SECONDS
-check "client: path 1 reconnects by itself" wait_for 150 state_is "$p1" connected
+if [ "${RECONNECT:-sysfs}" = delay ]; then
+	check "client: path 1 reconnects by itself" wait_for 150 state_is "$p1" connected
+else
+	check "client: path 1 reconnects through sysfs once its link is back" \
+		wait_for 150 reconnect_path "$ccls/$sess/paths/$p1"
+fi
 diag "path 1 up after $((SECONDS - t0)) s; reconnects: $(cat "$ccls/$sess/paths/$p1/stats/reconnects")"
 w1=$(writes_of "$p1")
-check "IO verifies and uses path 1 again" eval 'fio_verify /dev/rnbd0 --rw=randwrite --bs=8k --iodepth=16 --size=8M --offset=256M &&
+check "IO verifies and uses path 1 again" eval 'fio_verify /dev/rnbd0 --rw=randwrite --bs=8k --iodepth=16 --size=4M --offset=256M &&
 	[ "$(writes_of "$p1")" -gt "$w1" ]'
 # A later close of path 1 is answered, and waits for nothing the
 # unanswered one left (C's client waits 30 s for it on each close).
