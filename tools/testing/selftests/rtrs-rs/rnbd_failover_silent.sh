@@ -24,6 +24,13 @@
 # close; no IO takes 10 s (the bounds asserted; `scripts/bench-failover`
 # measures the real numbers); when the link is back, path 1 reconnects
 # and carries IO.
+#
+# Knobs, from the environment: SILENT_MIB, the MiB each silent run writes
+# (make check: 12, which the writes take about 20 s for, the silence
+# coming 3 s in; soak/: 24), and RECONNECT, how path 1 comes back once
+# its link is: through its reconnect file as soon as its close is done
+# (make check: sysfs), or by itself after the reconnect delay, 30 s
+# (soak/: delay).
 . "$(dirname "$0")/lib.sh"
 
 sess=rs-fo
@@ -69,7 +76,7 @@ silent_run() {
 	local label=$1 off=$2 pid rc max t0
 	kmsg_mark "fo-$label"
 	fio --name=failover --filename=/dev/rnbd0 --ioengine=libaio --direct=1 --rw=randwrite --bs=4k \
-		--iodepth=16 --size=24M --offset=${off}M --verify=crc32c --verify_fatal=1 --do_verify=1 \
+		--iodepth=16 --size=${SILENT_MIB:-12}M --offset=${off}M --verify=crc32c --verify_fatal=1 --do_verify=1 \
 		--output-format=json >"$out" 2>/tmp/failover.err &
 	pid=$!
 	sleep 3
@@ -98,7 +105,12 @@ silent_run() {
 back() {
 	local w1 off=$2
 	check "$1: link 1 carries packets again" eval 'link_silence eth1 off && on_server "link_silence eth1 off"'
-	check "$1: path 1 reconnects by itself" wait_for 150 state_is "$p1" connected
+	if [ "${RECONNECT:-sysfs}" = delay ]; then
+		check "$1: path 1 reconnects by itself" wait_for 150 state_is "$p1" connected
+	else
+		check "$1: path 1 reconnects through sysfs once its link is back" \
+			wait_for 150 reconnect_path "$ccls/$sess/paths/$p1"
+	fi
 	w1=$(writes_of "$p1")
 	check "$1: IO verifies and uses path 1 again" eval 'fio_verify /dev/rnbd0 --rw=randwrite --bs=4k \
 		--iodepth=16 --size=4M --offset=${off}M && [ "$(writes_of "$p1")" -gt "$w1" ]'
