@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # timeout=600
 # Verified IO over two paths while the client loses 2% of the packets it
-# sends on the second link (netem), for the C stack (the reference), our
-# RTRS under the C RNBD, and our RTRS and RNBD; the server runs with
+# sends on the second link (netem), for each stack of STACKS: make check
+# runs ours, our RTRS and RNBD ("rnbd"); soak/ the C stack (the reference)
+# and our RTRS under the C RNBD too ("c rtrs rnbd"). The server runs with
 # always_invalidate=N. Lost packets and ACKs make the client's rxe
 # retransmit, and rxe in 6.12 (which the test kernel's rxe is made to
 # behave as for this test: rdma_rxe.rerun_local_ops=Y on both guests, see
@@ -25,8 +26,8 @@ sess=lossy
 ccls=/sys/class/rtrs-client
 p0=ip:$CLIENT_IP0@ip:$SERVER_IP0
 p1=ip:$CLIENT_IP1@ip:$SERVER_IP1
-stacks="c rtrs rnbd"
-ktap_plan 18
+read -ra stacks <<<"${STACKS:-rnbd}"
+ktap_plan $((${#stacks[@]} * 6))
 
 rerun=/sys/module/rdma_rxe/parameters/rerun_local_ops
 cleanup() {
@@ -83,7 +84,7 @@ lossy_io() {
 
 rxe_up || bail "rxe did not come up"
 echo Y >$rerun && on_server "echo Y >$rerun" || bail "cannot make rxe run done local operations again"
-for stack in $stacks; do
+for stack in "${stacks[@]}"; do
 	kmsg_mark "$stack"
 	check "$stack: two paths connect" eval 'on_server srv_stack_load $stack always_invalidate=N && clt_stack_load $stack &&
 		echo "sessname=$sess path=ip:$SERVER_IP0 path=ip:$SERVER_IP1 device_path=/dev/nullb0" \
