@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # timeout=600
 # Poll queues: the C rnbd-client maps a device with nr_poll_queues=2 from
-# the C rnbd-server, once on the C rtrs-client (the reference) and once on
-# ours. Polled IO (io_uring with --hipri) goes through the block layer's
+# the C rnbd-server, on each client stack of STACKS: make check runs ours,
+# "rtrs"; soak/ the C rtrs-client first, the reference, "c rtrs". Polled IO (io_uring with --hipri) goes through the block layer's
 # POLL hardware queues, whose RDMA completion queues nothing but
 # rtrs_clt_rdma_cq_direct() reaps, and verifies; requests are seen in
 # flight on the POLL queues; unmap and unload are clean.
@@ -25,7 +25,8 @@
 . "$(dirname "$0")/lib.sh"
 
 sess=rs-poll
-ktap_plan 14
+read -ra stacks <<<"${STACKS:-rtrs}"
+ktap_plan $((${#stacks[@]} * 7))
 
 cleanup() {
 	[ -e /sys/block/rnbd0/rnbd/unmap_device ] && echo force >/sys/block/rnbd0/rnbd/unmap_device
@@ -65,12 +66,12 @@ paths_back() {
 	[ $((SECONDS - t0)) -lt 2 ] || diag "the paths were connected again after $((SECONDS - t0)) s"
 }
 
-polled=(--ioengine=io_uring --hipri=1 --rw=randrw --bsrange=4k-64k --iodepth=16 --size=16M)
+polled=(--ioengine=io_uring --hipri=1 --rw=randrw --bsrange=4k-64k --iodepth=16 --size=8M)
 
 rxe_up || bail "rxe did not come up"
 on_server srv_stack_load c || bail "cannot load the C server stack"
 
-for stack in c rtrs; do
+for stack in "${stacks[@]}"; do
 	clt_stack_load $stack || bail "cannot load the client stack $stack"
 	stack_files | sed 's/^/# /'
 	opts="sessname=$sess path=ip:$SERVER_IP0 path=ip:$SERVER_IP1 device_path=/dev/nullb0 nr_poll_queues=2"
