@@ -9,6 +9,11 @@
 # server (the client's error recovery and reconnect), reconnect it from the
 # client (close, reconnect), unmap. Each event's line says what C's says of
 # the same IO: the session, the state, WRITE or READ.
+#
+# After the server's disconnect the client's reconnect work runs after the
+# reconnect delay, 30 s (soak/: RECONNECT=delay), or at once when the
+# path's reconnect file is written once the client is recovering (make
+# check): the same work, and the same events.
 . "$(dirname "$0")/lib.sh"
 
 T=/sys/kernel/tracing
@@ -81,7 +86,12 @@ flow() { # <stack>: the flow, with every event of the three systems on
 	# The server takes the path down: the client recovers and reconnects.
 	r=$(ok_reconnects)
 	step "disconnect from the server" on_server "echo 1 >/sys/class/rtrs-server/$sess/paths/*/disconnect" || return 1
-	step "reconnected" wait_for 90 eval '[ "$(ok_reconnects)" -gt "$r" ] && [ "$(state)" = connected ]' || return 1
+	if [ "${RECONNECT:-sysfs}" = delay ]; then
+		step "reconnected" wait_for 90 eval '[ "$(ok_reconnects)" -gt "$r" ] && [ "$(state)" = connected ]'
+	else
+		step "reconnected through sysfs" wait_for 90 eval '
+			reconnect_path /sys/class/rtrs-client/$sess/paths/$p && [ "$(ok_reconnects)" -gt "$r" ]'
+	fi || return 1
 	step "readable" readable || return 1
 	# The client reconnects it: the reconnect work, at once.
 	r=$(ok_reconnects)
