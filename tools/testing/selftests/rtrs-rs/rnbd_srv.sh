@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # timeout=1200
 # Our rnbd-server under the unmodified C rnbd-client, on our rtrs-server
-# (stack rnbd) and on the C one (stack rnbd-c), after the same flow on the
-# C server (stack c) as the reference: map a null_blk rw, verified IO (and
+# (stack rnbd) and on the C one (stack rnbd-c), against the C server (stack
+# c) as the reference: map a null_blk rw, verified IO (and
 # rnbd_fio_matrix), a discard that reads back as zeros, a
 # second session maps it ro; the server's sysfs tree (names, modes, what the
 # files show, a bad force_close write) must be the C server's; the ro
@@ -13,6 +13,11 @@
 # drops a session's device; dev_search_path with %SESSNAME% finds a device
 # in the session's directory; unloading rnbd-server with a session mapping a
 # device, and unloading everything afterwards, is clean.
+#
+# STACKS: the server stacks whose flow runs. make check: ours on our
+# rtrs-server, "rnbd", after the C server's sysfs is recorded with the
+# same two mappings as the reference; soak/: "c rnbd rnbd-c", where the
+# whole flow on the C server, the control, records the reference.
 . "$(dirname "$0")/lib.sh"
 
 sess=rnbd-srv
@@ -20,7 +25,8 @@ ctl=/sys/class/rnbd-client/ctl
 srvdevs=/sys/class/rnbd-server/ctl/devices
 ref=/tmp/rnbd-srv-ref
 ours=/tmp/rnbd-srv-ours
-ktap_plan 58
+read -ra stacks <<<"${STACKS:-rnbd}"
+ktap_plan $((${#stacks[@]} * 19 + 1))
 
 trap rnbd_cleanup EXIT
 
@@ -99,8 +105,8 @@ run_stack() {
 
 	check "$st: map rw, the disk appears" eval "map $sess && wait_for 60 mapped $sess"
 	dev=/dev/$(clt_dev $sess)
-	check "$st: fio writes 16 MiB randrw and verifies it" \
-		fio_verify "$dev" --rw=randrw --bs=32k --iodepth=4 --size=16M
+	check "$st: fio writes 4 MiB randrw and verifies it" \
+		fio_verify "$dev" --rw=randrw --bs=32k --iodepth=4 --size=4M
 	rnbd_fio_matrix "$st" "$dev" 64
 	check "$st: a discard reaches the disk: written data reads back as zeros" discard_zeroes "$dev"
 	check "$st: a second session maps it ro" eval "map $sess-ro access_mode=ro && wait_for 60 mapped $sess-ro"
@@ -161,6 +167,21 @@ run_stack() {
 		eval "unload_rnbd_rtrs && on_server 'wait_for 30 eval \"unload_rnbd_rtrs; ! mod_loaded rtrs_server\" && ! dmesg_bad'"
 }
 
+# The reference, where the flow on the C server does not record it: the C
+# server's sysfs with the same two mappings, rw and ro, as run_stack makes
+# them before it records (what it shows does not change with IO).
+record_ref() {
+	on_server "srv_stack_load c" && clt_stack_load c || bail "c: cannot load the C stacks"
+	map $sess && wait_for 60 mapped $sess && map $sess-ro access_mode=ro && wait_for 60 mapped $sess-ro ||
+		bail "c: the reference's mappings failed"
+	on_server "$(declare -f srv_record); srv_record $sess" >"$ref" 2>&1
+	on_server 'grep -H . /sys/module/rnbd_server/parameters/*' >>"$ref" 2>&1
+	grep -q "sessions/$sess-ro/read_only" "$ref" && grep -q "sessions/$sess/access_mode" "$ref" ||
+		bail "c: the reference server sysfs lacks a session"
+	unmap $sess-ro && unmap $sess && wait_for 30 unmapped $sess-ro && wait_for 30 unmapped $sess &&
+		unload_rnbd_rtrs -w 30 && on_server 'unload_rnbd_rtrs -w 30' || bail "c: cannot unmap and unload"
+}
+
 rxe_up || bail "rxe did not come up"
 unload_rnbd_rtrs
 # A null_blk still held by an rnbd-server would stay, without discard.
@@ -168,9 +189,10 @@ on_server 'unload_rnbd_rtrs -w 30 && { rmmod null_blk 2>/dev/null; ! mod_loaded 
 	modprobe null_blk nr_devices=1 gb=1 memory_backed=1 discard=1' ||
 	bail "server: cannot load null_blk with discard"
 
-run_stack c "$ref"
-run_stack rnbd "$ours"
-run_stack rnbd-c "$ours"
+[ "${stacks[0]}" = c ] || record_ref
+for st in "${stacks[@]}"; do
+	if [ "$st" = c ]; then run_stack c "$ref"; else run_stack "$st" "$ours"; fi
+done
 
 check "no kernel warnings on either side" eval "! dmesg_bad && on_server '! dmesg_bad'"
 ktap_finish
