@@ -76,7 +76,8 @@ for stack in "${stacks[@]}"; do
 	stack_files | sed 's/^/# /'
 
 	for side in client server; do
-		fio_verify /dev/rnbd0 --rw=randwrite --bs=4k --iodepth=16 --size=24M >/tmp/fio-rxe 2>&1 &
+		# 8 MiB: about 25 s of IO, which the deletion meets seconds in.
+		fio_verify /dev/rnbd0 --rw=randwrite --bs=4k --iodepth=16 --size=8M >/tmp/fio-rxe 2>&1 &
 		fio_pid=$!
 		n=$(ios_of 1)
 		wait_for 60 eval '[ "$(ios_of 1)" -gt $((n + 100)) ]'
@@ -106,12 +107,14 @@ for stack in "${stacks[@]}"; do
 			check "$stack: the IO fails over and verifies" test $fio_rc = 0
 		fi
 		# A path whose device went away is closed (C's DEVICE_REMOVAL case
-		# of rtrs_clt_rdma_cm_handler()): the user reconnects it. A path
-		# that lost the server's device reconnects by itself.
+		# of rtrs_clt_rdma_cm_handler()): the user reconnects it, once
+		# its close is done (its reconnect file refuses the write until
+		# then). A path that lost the server's device reconnects by
+		# itself.
 		if [ $side = client ]; then
 			rxe_up_local
 			check "$stack: rxe1 back on the client, path 1 reconnects through sysfs" \
-				eval 'echo 1 >$(pdir 1)/reconnect && wait_for 120 both_connected'
+				wait_for 120 eval 'reconnect_path "$(pdir 1)" && both_connected'
 		else
 			on_server rxe_up_local
 			check "$stack: rxe1 back on the server, path 1 reconnects by itself" \
