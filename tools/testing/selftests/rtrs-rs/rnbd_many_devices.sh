@@ -70,14 +70,15 @@ queues_are() {
 }
 # fio_all <n> <largest IO in KiB>: verified random writes of 4 KiB to the
 # largest IO on rnbd0 .. rnbd<n-1> at once, depth 8 each, jobs split over
-# the CPUs.
+# the CPUs: 512 KiB each, two or more times the depth's IOs on every
+# device (8 MiB in all).
 fio_all() {
 	local i jobs=() out rc
 	for ((i = 0; i < $1; i++)); do
 		jobs+=(--name=d$i --filename=/dev/rnbd$i)
 	done
 	out=$(timeout "${FIO_TIMEOUT:-600}" fio --ioengine=libaio --direct=1 --rw=randwrite \
-		--bsrange=4k-${2}k --blockalign=4k --iodepth=8 --size=1M --verify=crc32c \
+		--bsrange=4k-${2}k --blockalign=4k --iodepth=8 --size=512k --verify=crc32c \
 		--verify_fatal=1 --do_verify=1 --cpus_allowed=0-$(($(nproc) - 1)) \
 		--cpus_allowed_policy=split --group_reporting "${jobs[@]}" 2>&1)
 	rc=$?
@@ -149,7 +150,7 @@ deep_session() {
 		echo "sessname=$sess path=ip:$SERVER_IP0 path=ip:$SERVER_IP1 device_path=/dev/nullb0" >$ctl/map_device &&
 		wait_for 60 test -b /dev/rnbd0 && queues_are nr_requests '$(($1 - 1))
 	check "$3: verified IO at depth 256" \
-		fio_verify /dev/rnbd0 --rw=randrw --bs=4k --iodepth=256 --size=16M
+		fio_verify /dev/rnbd0 --rw=randrw --bs=4k --iodepth=256 --size=4M
 }
 deep_session 4096 N "4096 chunks of 8 KiB"
 deep_session 2048 Y "2048 chunks of 8 KiB, always_invalidate=Y" " (one MR per chunk, all registered at once)"
