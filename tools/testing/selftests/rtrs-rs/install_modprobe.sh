@@ -51,7 +51,7 @@ check "client: modprobe rnbd_client loads ours, with rtrs-client and rtrs-core" 
 check "the README's map_device: a device over two paths" eval '
 	echo "sessname=inst path=ip:$SERVER_IP0 path=ip:$SERVER_IP1 device_path=/dev/nullb0" \
 		>/sys/class/rnbd-client/ctl/map_device && wait_for 60 test -b /dev/rnbd0'
-check "verified IO" fio_verify /dev/rnbd0 --rw=randrw --bs=4k --iodepth=16 --size=16M
+check "verified IO" fio_verify /dev/rnbd0 --rw=randrw --bs=4k --iodepth=16 --size=4M
 # unload_modprobe: modprobe -r rnbd_client, then rtrs_core if it stayed;
 # prints "rtrs_core stayed" or "rtrs_core went" for the comparison.
 unload_modprobe() {
