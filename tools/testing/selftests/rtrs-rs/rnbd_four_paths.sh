@@ -42,7 +42,7 @@ connected_all() {
 # reads <i>: reads path <i> carried since its stats were reset.
 reads() { awk '{print $1}' "$(pdir "$1")/stats/rdma"; }
 reset_stats() { local i; for i in 0 1 2 3; do echo 1 >"$(pdir $i)/stats/reset_all"; done; }
-# read_load: 4k random reads at QD16, 3000 of them; then the share of
+# read_load: 4k random reads at QD16, 1000 of them; then the share of
 # each path, in percent, goes to shares[] (emptied first: a failed load
 # leaves nothing for a check to judge).
 read_load() {
@@ -51,7 +51,7 @@ read_load() {
 	test -b /dev/rnbd0 || return 1
 	reset_stats
 	fio --name=r --filename=/dev/rnbd0 --ioengine=libaio --direct=1 --rw=randread --bs=4k \
-		--iodepth=16 --number_ios=3000 --size=64M >/dev/null 2>&1 || return 1
+		--iodepth=16 --number_ios=1000 --size=64M >/dev/null 2>&1 || return 1
 	for i in 0 1 2 3; do total=$((total + $(reads $i))); done
 	for i in 0 1 2 3; do shares[$i]=$(($(reads $i) * 100 / (total ? total : 1))); done
 	diag "$(cat "$ccls/$sess/mpath_policy"): reads per path: $(for i in 0 1 2 3; do echo -n "$(reads $i) "; done)(${shares[*]} %)"
