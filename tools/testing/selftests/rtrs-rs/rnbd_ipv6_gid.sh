@@ -36,7 +36,7 @@ map_verify() {
 	for p in "$@"; do line="$line path=$p"; done
 	echo "$line device_path=/dev/nullb0" >$ctl/map_device && wait_for 60 test -b /dev/rnbd0 &&
 		wait_for 60 connected "$sess" $# &&
-		fio_verify /dev/rnbd0 --rw=randrw --bs=4k --iodepth=16 --size=4M
+		fio_verify /dev/rnbd0 --rw=randrw --bs=4k --iodepth=16 --size=1M
 }
 
 # gid_case: the map by GID ($out) ended as the first pairing's; if it
@@ -44,7 +44,7 @@ map_verify() {
 gid_case() {
 	[ "$out" = "$first_gid" ] || return 1
 	if [ "$out" = ok ]; then
-		wait_for 60 test -b /dev/rnbd0 && fio_verify /dev/rnbd0 --rw=randrw --bs=4k --size=4M &&
+		wait_for 60 test -b /dev/rnbd0 && fio_verify /dev/rnbd0 --rw=randrw --bs=4k --size=1M &&
 			unmap || return 1
 	fi
 	wait_for 30 eval "! test -e $ccls/$sess-gid" && ! test -b /dev/rnbd0
