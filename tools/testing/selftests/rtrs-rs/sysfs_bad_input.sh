@@ -129,7 +129,7 @@ for stack in rnbd c; do
 	check "$stack: every bad write fails with an errno" [ "$n" -gt 500 -a "$ok" = 0 ]
 	check "$stack: client sysfs is as it was" same /tmp/bad-$stack.before snapshot
 	check "$stack: server sysfs is as it was" same /tmp/bad-$stack.srv-before srv_snapshot
-	check "$stack: IO verifies" fio_verify /dev/rnbd0 --rw=randrw --bs=4k --iodepth=16 --size=4M
+	check "$stack: IO verifies" fio_verify /dev/rnbd0 --rw=randrw --bs=4k --iodepth=16 --size=1M
 	check "$stack: no warning on either side" eval '! dmesg_bad && on_server "! dmesg_bad"'
 	check "$stack: unmap and unload" eval 'echo normal >/sys/block/rnbd0/rnbd/unmap_device &&
 		wait_for 30 eval "! test -e $ccls/$sess" && unload_rnbd_rtrs &&
