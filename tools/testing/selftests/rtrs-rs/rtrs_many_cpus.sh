@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # timeout=900
 # topology=servers=1 clients=1 links=2 smp=1 client_smp=8
-# A client of 8 vCPUs, our client and C's (the control) against our
-# server, a device mapped over one path: the path has 9 connections, the
+# A client of 8 vCPUs, our client and (soak/) C's, the control, against
+# our server (CLIENTS: make check "rnbd", soak/ "rnbd c"), a device mapped
+# over one path: the path has 9 connections, the
 # service connection and one per CPU, as C opens them; IO submitted on CPU
 # k goes out on connection k + 1 (the QP whose send PSN moves: the
 # connections' QPs, in the order they were made, are 0 to 8); and
@@ -14,7 +15,8 @@
 sess=cpus
 ctl=/sys/class/rnbd-client/ctl
 ccls=/sys/class/rtrs-client
-ktap_plan 10
+read -ra clients <<<"${CLIENTS:-rnbd}"
+ktap_plan $((${#clients[@]} * 4 + 2))
 
 trap rnbd_cleanup EXIT
 
@@ -65,7 +67,7 @@ migrations_agree() {
 
 rxe_up && on_server srv_stack_load rnbd || bail "rxe or the server did not come up"
 check "the client has 8 CPUs" [ "$(nproc)" = 8 ]
-for st in rnbd c; do
+for st in "${clients[@]}"; do
 	who=$([ $st = c ] && echo "C's client" || echo "our client")
 	clt_stack_load $st || bail "$who: cannot load"
 	check "$who: mapped over one path" eval '
