@@ -157,7 +157,7 @@ for srv in "${server_stacks[@]}"; do
 	host_request start client3
 	check "server $srv: client3, booted again, maps the same device and verifies IO" eval '
 		wait_for 300 eval "AT_TIMEOUT=5 at client3 true" && map 2 &&
-		at client3 "fio_verify /dev/rnbd0 --rw=randrw --bs=4k --iodepth=16 --size=16M"'
+		at client3 "fio_verify /dev/rnbd0 --rw=randrw --bs=4k --iodepth=16 --size=4M"'
 	check "server $srv: every client unmaps; the server lists no session" unmap_all
 	check "server $srv: no kernel warning on any guest" eval '! dmesg_bad &&
 		! on_server dmesg_bad && ! at client2 dmesg_bad && ! at client3 dmesg_bad'
