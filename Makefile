@@ -10,7 +10,8 @@
 #   make run      boot a client and a server VM, map a remote disk, do IO
 #   make check    host unit tests, then the selftests in the VM pair
 #   make soak     the long fault tests (server crash, path flaps, map churn,
-#                 failed allocations, three clients, RAID1 over two servers)
+#                 failed allocations, three clients, RAID1 over two servers),
+#                 and make check's tests at length, with C's controls
 #   make bench    Rust vs C RNBD vs NVMe-oF vs raw verbs, in bench/results/
 #   make help     everything else
 #
