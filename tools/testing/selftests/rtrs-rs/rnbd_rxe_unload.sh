@@ -76,8 +76,9 @@ for stack in "${stacks[@]}"; do
 	stack_files | sed 's/^/# /'
 
 	for side in client server; do
-		# 8 MiB: about 25 s of IO, which the deletion meets seconds in.
-		fio_verify /dev/rnbd0 --rw=randwrite --bs=4k --iodepth=16 --size=8M >/tmp/fio-rxe 2>&1 &
+		# 24 MiB: over a minute of IO; deleting an rxe device waits for
+		# its users to let go of it, which took longer than 8 MiB of IO.
+		fio_verify /dev/rnbd0 --rw=randwrite --bs=4k --iodepth=16 --size=24M >/tmp/fio-rxe 2>&1 &
 		fio_pid=$!
 		n=$(ios_of 1)
 		wait_for 60 eval '[ "$(ios_of 1)" -gt $((n + 100)) ]'
