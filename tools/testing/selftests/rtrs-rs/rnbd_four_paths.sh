@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # timeout=900
-# topology=servers=1 clients=1 links=4
+# topology=servers=1 clients=1 links=4 client_smp=4
 # A session of four paths over four links, our client against our server,
 # and (soak/) C's client against it as the control. Each multipath policy chooses
 # as its definition says: round-robin spreads reads evenly over the four
@@ -10,7 +10,9 @@
 # whose link the heartbeats found slow. Then, under verified IO, the
 # policy is switched round and round, a path is removed and added again
 # (without and with its source address), and a path's sysfs files are read
-# in a loop while it is removed: the IO verifies, nothing warns.
+# in a loop while it is removed: the IO verifies, nothing warns. The
+# client has 4 vCPUs: rtrs_many_cpus.sh, next, runs on the same guests
+# (a shape the runner boots once); the policies do not depend on it.
 . "$(dirname "$0")/lib.sh"
 
 sess=four
