@@ -19,8 +19,12 @@ sess=four
 ctl=/sys/class/rnbd-client/ctl
 ccls=/sys/class/rtrs-client
 # CLIENTS: whose policies are measured; make check: ours, "rnbd"; soak/:
-# "rnbd c".
+# "rnbd c". SWITCH_ROUNDS: rounds of the three policies under IO (make
+# check 10; soak/ 20); IO_MIB: what each verified run of the IO writes
+# (make check 2; soak/ 4).
 read -ra clients <<<"${CLIENTS:-rnbd}"
+switch_rounds=${SWITCH_ROUNDS:-10}
+io_mib=${IO_MIB:-2}
 ktap_plan $((10 + 5 * ${#clients[@]}))
 
 cleanup() {
@@ -43,6 +47,15 @@ connected_all() {
 }
 # reads <i>: reads path <i> carried since its stats were reset.
 reads() { awk '{print $1}' "$(pdir "$1")/stats/rdma"; }
+# latency <i>: path <i>'s last heartbeat round trip, in ns (cur_latency).
+latency() { awk '{print $1}' "$(pdir "$1")/cur_latency"; }
+# slowest <i>: the heartbeats found path <i> slower than every other path:
+# min-latency then sends it nothing.
+slowest() {
+	local i l
+	l=$(latency "$1")
+	for i in 0 1 2 3; do [ "$i" = "$1" ] || [ "$l" -gt "$(latency $i)" ] || return 1; done
+}
 reset_stats() { local i; for i in 0 1 2 3; do echo 1 >"$(pdir $i)/stats/reset_all"; done; }
 # read_load: 4k random reads at QD16, 1000 of them; then the share of
 # each path, in percent, goes to shares[] (emptied first: a failed load
@@ -89,9 +102,11 @@ policies() { # <client stack>
 	check "$who, min-inflight: the path of the slow link gets fewer reads than each other path" \
 		eval 'policy min-inflight && slow_link 1 20 && read_load && least 1'
 	slow_link 1 off
-	# The heartbeats measure each path's latency, every few seconds.
+	# The heartbeats measure each path's latency, every 5 s: the reads
+	# start once they found path 2 the slowest, or after 15 s.
 	check "$who, min-latency: the path of the slow link gets at most 2 % of the reads" \
-		eval 'policy min-latency && slow_link 2 20 && sleep 15 && read_load && [ "${shares[2]}" -le 2 ]'
+		eval 'policy min-latency && slow_link 2 20 && { wait_for 15 slowest 2; true; } &&
+			read_load && [ "${shares[2]}" -le 2 ]'
 	slow_link 2 off
 	check "$who: unmap" unmap
 }
@@ -109,7 +124,7 @@ unload_rnbd_rtrs
 # its files read while it goes.
 clt_stack_load rnbd && map4 || bail "our client: map over four paths failed"
 rm -f /tmp/four-stop
-fio_loop four 4 /dev/rnbd0 &
+fio_loop four "$io_mib" /dev/rnbd0 &
 fio_pid=$!
 runs() { cat /tmp/four-runs 2>/dev/null || echo 0; }
 # The first run has completed: the changes below happen under IO.
@@ -117,11 +132,11 @@ wait_for 120 eval '[ "$(runs)" -ge 1 ]'
 runs0=$(runs)
 switch_policies() {
 	local k p
-	for ((k = 0; k < 20; k++)); do
+	for ((k = 0; k < switch_rounds; k++)); do
 		for p in round-robin min-inflight min-latency; do policy $p || return 1; sleep 0.3; done
 	done
 }
-check "mpath_policy switched 60 times under IO" switch_policies
+check "mpath_policy switched $((switch_rounds * 3)) times under IO" switch_policies
 # reader <dir>: reads every file below <dir> until it is gone.
 reader() {
 	while [ -d "$1" ]; do cat "$1"/* "$1"/stats/* >/dev/null 2>&1; done
