@@ -15,11 +15,13 @@
 # server runs our stack (soak/rnbd_many_clients.sh: ours, then C's).
 #
 # Knobs, from the environment (scripts/run-tests --env): IO_SECONDS, how
-# long the IO runs after the faults (10); SERVER_STACKS, the server's
+# long the IO runs after the faults (10); IO_MIB, what each verified fio
+# run of the clients writes (2; soak/: 4); SERVER_STACKS, the server's
 # stacks in turn ("rnbd"; "rnbd c" for ours, then C's).
 . "$(dirname "$0")/lib.sh"
 
 IO_SECONDS=${IO_SECONDS:-10}
+IO_MIB=${IO_MIB:-2}
 read -ra server_stacks <<<"${SERVER_STACKS:-rnbd}"
 clients=(client client2 client3)
 stacks=(rnbd rnbd c)
@@ -68,16 +70,17 @@ map() {
 		wait_for 60 test -b /dev/rnbd0 &&
 		wait_for 60 eval '[ \"\$(cat /sys/class/rtrs-client/$s/paths/*/state | grep -c ^connected)\" = 2 ]'"
 }
-# fio_start <i>: verified runs of 4 MiB of 4k random writes at QD16 on
+# fio_start <i>: verified runs of IO_MIB of 4k random writes at QD16 on
 # client <i>'s device, back to back (lib.sh's fio_loop), in the background
 # there until fio_ok <i>; fio_running <i>: the loop runs; fio_clean <i>:
-# it runs and no run so far failed; fio_ok <i>: stopped, it ran and every
-# run verified.
+# it runs and no run so far failed; fio_stop <i>: the loop is told to end
+# after its run; fio_ok <i>: stopped, it ran and every run verified.
 fio_start() {
 	at "${clients[$1]}" "setsid bash -c '. $SELFTESTS/lib.sh; echo \$\$ >/tmp/mc-loop.pid;
-		fio_loop mc 4 /dev/rnbd0' </dev/null >/dev/null 2>&1 &"
+		fio_loop mc $IO_MIB /dev/rnbd0' </dev/null >/dev/null 2>&1 &"
 }
 fio_running() { at "${clients[$1]}" 'kill -0 "$(cat /tmp/mc-loop.pid)" 2>/dev/null'; }
+fio_stop() { at "${clients[$1]}" 'touch /tmp/mc-stop'; }
 fio_clean() {
 	at "${clients[$1]}" 'kill -0 "$(cat /tmp/mc-loop.pid)" 2>/dev/null &&
 		! { test -s /tmp/mc-fails && sed "s/^/# /" /tmp/mc-fails; }'
@@ -150,8 +153,10 @@ for srv in "${server_stacks[@]}"; do
 	check "server $srv: and its device is no longer open by it" wait_for 30 \
 		on_server '! test -e /sys/class/rnbd-server/ctl/devices/nullb2/sessions/'"$(sess client3)"
 	sleep "$IO_SECONDS"
+	# Both loops are told to stop before either is waited for: their last
+	# runs end together.
 	check "server $srv: fio of client and client2 ran on throughout, every run verified" \
-		eval 'fio_running 0 && fio_running 1 && fio_ok 0 && fio_ok 1'
+		eval 'fio_running 0 && fio_running 1 && fio_stop 0 && fio_stop 1 && fio_ok 0 && fio_ok 1'
 	check "server $srv: client's paths never left connected" eval '[ "$(reconnects 0)" = "$r0" ] &&
 		[ "$(cat /sys/class/rtrs-client/$(sess client)/paths/*/state | grep -c ^connected)" = 2 ]'
 	host_request start client3
