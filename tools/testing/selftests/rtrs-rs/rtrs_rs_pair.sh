@@ -6,15 +6,20 @@
 # sysfs tree, what its files show and how they answer writes must be ours.
 # Then: the server's module parameters are C's; verified IO over both paths
 # (the server counts it on each); a path the server disconnects during IO
-# fails over and the client reconnects it by itself; unmap and unload on
-# both sides. Both paths run RTRS 2.1 with fences and read responses, as
-# both sides' protocol files show, so the verified reads are answered with
-# one message each. Then the parameters take effect: with
+# fails over and the client reconnects it; unmap and unload on both
+# sides. Both paths run RTRS 2.1 with fences and read responses, as both
+# sides' protocol files show, so the verified reads are answered with one
+# message each. Then the parameters take effect: with
 # always_invalidate=N, sess_queue_depth=128 and max_chunk_size=65536 the
 # disk has 127 tags (one chunk stays spare for failover) and 60 KiB IOs,
 # and IO of every size up to that verifies, still over 2.1. Last,
 # proto_ext=N on the server, then on the client, pins RTRS 2.0, under
 # verified IO.
+#
+# RECONNECT: how the path the server disconnected comes back: through its
+# reconnect file once the server has closed its side (sysfs, make check:
+# the same reconnect work, at once), or by itself after the reconnect
+# delay, 30 s and the backoff (delay, soak/rtrs_rs_pair.sh).
 . "$(dirname "$0")/lib.sh"
 
 sess=rs-pair
@@ -124,7 +129,13 @@ during_io $fio_pid "server: disconnect path 1 during IO" \
 check "client: path 1 goes down" wait_for 30 state_is "$p1" disconnected
 check "the IO completes, verified, on path 0" wait $fio_pid
 sed 's/^/# /' /tmp/fio-failover
-check "client: path 1 reconnects by itself (after 30 s + 1 s backoff)" wait_for 90 state_is "$p1" connected
+if [ "${RECONNECT:-sysfs}" = delay ]; then
+	check "client: path 1 reconnects by itself (after 30 s + 1 s backoff)" wait_for 90 state_is "$p1" connected
+else
+	check "client: path 1 reconnects through sysfs once the server closed it" eval '
+		on_server "wait_for 30 eval \"! test -e /sys/class/rtrs-server/$sess/paths/$p1\"" &&
+		wait_for 90 reconnect_path "$ccls/$sess/paths/$p1"'
+fi
 check "client: stats/reconnects counts it" \
 	eval '[ "$(cat $ccls/$sess/paths/$p1/stats/reconnects)" = "1 0" ]'
 check "server: path 1 is back in sysfs" \
