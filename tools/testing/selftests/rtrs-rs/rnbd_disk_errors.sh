@@ -3,10 +3,10 @@
 # timeout=600
 # The server's disk fails, in every pairing of our RNBD stack and C's. The
 # server exports /dev/mapper/bad, a device-mapper table over a null_blk
-# whose second 256 KiB are dm's error target, and a sound null_blk, in one
-# session. On the client, reads and then writes of the first 768 KiB in 4k
-# IOs, one at a time, go on past errors: exactly the 64 IOs of the bad
-# 256 KiB fail, with EIO, and the others succeed. Meanwhile the sound device
+# whose second 64 KiB are dm's error target, and a sound null_blk, in one
+# session. On the client, reads and then writes of the first 192 KiB in 4k
+# IOs, one at a time, go on past errors: exactly the 16 IOs of the bad
+# 64 KiB fail, with EIO, and the others succeed. Meanwhile the sound device
 # verifies IO and the session's paths stay connected. What the client logs
 # about the failed IOs is what C's client logs against the same server.
 #
@@ -33,19 +33,19 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The server's bad disk: 1 GiB, its second 256 KiB an error target. No udev
+# The server's bad disk: 1 GiB, its second 64 KiB an error target. No udev
 # in the guests: dmsetup makes the node itself.
 bad_disk() {
 	local n=2097152
 	on_server "unload_rnbd_rtrs; dmsetup remove bad 2>/dev/null; rmmod null_blk 2>/dev/null
 		modprobe null_blk nr_devices=2 gb=1 memory_backed=1 && modprobe dm-mod &&
-		printf '0 512 linear /dev/nullb0 0\n512 512 error\n1024 $((n - 1024)) linear /dev/nullb0 1024\n' |
+		printf '0 128 linear /dev/nullb0 0\n128 128 error\n256 $((n - 256)) linear /dev/nullb0 256\n' |
 			dmsetup create --noudevsync bad && dmsetup mknodes bad && test -b /dev/mapper/bad"
 }
-# errors <rw>: 4k IOs of the first 768 KiB of rnbd0, one at a time, going
+# errors <rw>: 4k IOs of the first 192 KiB of rnbd0, one at a time, going
 # on past errors; prints fio's error count and first error.
 errors() {
-	fio --name=e --filename=/dev/rnbd0 --ioengine=psync --direct=1 --rw="$1" --bs=4k --size=768k \
+	fio --name=e --filename=/dev/rnbd0 --ioengine=psync --direct=1 --rw="$1" --bs=4k --size=192k \
 		--continue_on_error=io 2>&1 | sed -n 's/^ *errors *: *//p'
 }
 # The client's log lines about failed IO since the mark, with what differs
@@ -75,13 +75,13 @@ for pairing in $PAIRINGS; do
 	kmsg_mark "diskerr-$pairing"
 	e=$(errors read)
 	diag "$name: reads: ${e:-no errors}"
-	check "$name: exactly the 64 reads of the bad 256 KiB fail, with EIO" \
-		eval '[ "${e%%,*}" = "total=64" ] && echo "$e" | grep -q "first_error=5/"'
+	check "$name: exactly the 16 reads of the bad 64 KiB fail, with EIO" \
+		eval '[ "${e%%,*}" = "total=16" ] && echo "$e" | grep -q "first_error=5/"'
 	e=$(errors write)
 	diag "$name: writes: ${e:-no errors}"
-	check "$name: exactly the 64 writes of the bad 256 KiB fail, with EIO" \
-		eval '[ "${e%%,*}" = "total=64" ] && echo "$e" | grep -q "first_error=5/"'
-	check "$name: what is written past the bad 256 KiB reads back" eval '
+	check "$name: exactly the 16 writes of the bad 64 KiB fail, with EIO" \
+		eval '[ "${e%%,*}" = "total=16" ] && echo "$e" | grep -q "first_error=5/"'
+	check "$name: what is written past the bad 64 KiB reads back" eval '
 		test -b /dev/rnbd0 && dd if=/dev/urandom of=/tmp/diskerr.pat bs=1M count=1 2>/dev/null &&
 		dd if=/tmp/diskerr.pat of=/dev/rnbd0 bs=1M seek=2 oflag=direct 2>/dev/null &&
 		cmp <(dd if=/dev/rnbd0 bs=1M skip=2 count=1 iflag=direct 2>/dev/null) /tmp/diskerr.pat'
