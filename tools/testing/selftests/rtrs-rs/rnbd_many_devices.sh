@@ -28,8 +28,11 @@
 # its INFO_RSP there (ENOMEM: its service connection's send queue holds
 # 1026 work requests).
 #
-# make check: our stacks (PAIRINGS=rnbd:rnbd) and two configurations;
-# soak/rnbd_many_devices.sh: C's as the control and all six of CONFIGS.
+# make check: our stacks (PAIRINGS=rnbd:rnbd) and two configurations, and
+# each device's fio writes the depth's IOs (8 of the average size, 4 KiB
+# to the largest: 32 KiB of 4 KiB IOs, 256 KiB up to 60 KiB, at most 512
+# KiB); soak/rnbd_many_devices.sh: C's as the control, all six of CONFIGS,
+# and 512 KiB on every device (DEV_KIB).
 . "$(dirname "$0")/lib.sh"
 
 sess=manydev
@@ -70,15 +73,17 @@ queues_are() {
 }
 # fio_all <n> <largest IO in KiB>: verified random writes of 4 KiB to the
 # largest IO on rnbd0 .. rnbd<n-1> at once, depth 8 each, jobs split over
-# the CPUs: 512 KiB each, two or more times the depth's IOs on every
-# device (8 MiB in all).
+# the CPUs: DEV_KIB each, or the depth's IOs of the average size (8 of
+# (4 + largest) / 2 KiB), at most 512 KiB: every device wants its depth
+# at once.
 fio_all() {
-	local i jobs=() out rc
+	local i jobs=() out rc kib=${DEV_KIB:-$((4 * (4 + $2)))}
+	[ "$kib" -le 512 ] || kib=512
 	for ((i = 0; i < $1; i++)); do
 		jobs+=(--name=d$i --filename=/dev/rnbd$i)
 	done
 	out=$(timeout "${FIO_TIMEOUT:-600}" fio --ioengine=libaio --direct=1 --rw=randwrite \
-		--bsrange=4k-${2}k --blockalign=4k --iodepth=8 --size=512k --verify=crc32c \
+		--bsrange=4k-${2}k --blockalign=4k --iodepth=8 --size=${kib}k --verify=crc32c \
 		--verify_fatal=1 --do_verify=1 --cpus_allowed=0-$(($(nproc) - 1)) \
 		--cpus_allowed_policy=split --group_reporting "${jobs[@]}" 2>&1)
 	rc=$?
