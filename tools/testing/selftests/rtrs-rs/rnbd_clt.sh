@@ -11,7 +11,10 @@
 # STACKS: the client stacks whose cases run. make check: ours on our RTRS,
 # "rnbd"; soak/: "c rnbd rnbd-c", where c is the C client's own cases (the
 # control: add_path and remove_path on its session, a map to a silent
-# server), besides the reference it records for every run.
+# server), besides the reference it records for every run. SILENT_MAP: how
+# the map to a silent server ends once the other map and unmap are done:
+# its writer gets a signal (signal, make check), or it waits out the
+# connection's 30 s (timeout, soak/).
 . "$(dirname "$0")/lib.sh"
 
 sess=rs-clt
@@ -72,15 +75,21 @@ bad_maps() {
 # A map to a server that never answers (as below) in the background, and
 # meanwhile a map and an unmap of a device on a server that does: those
 # must not wait for the first (C serialises per session). The first map is
-# still connecting when they are done; then it fails.
+# still connecting when they are done; then it fails, at once when its
+# writer gets a signal (SILENT_MAP=signal, as signalled_map), or after the
+# connection's 30 s.
 independent_maps() {
 	local bg rc=0
 	ip neigh replace 192.0.2.98 lladdr 02:00:00:00:00:98 dev eth0 nud permanent
-	echo "sessname=$sess-dead path=ip:192.0.2.98 device_path=/dev/nullb0" >$ctl/map_device 2>/dev/null &
+	(
+		trap 'true' USR1
+		echo "sessname=$sess-dead path=ip:192.0.2.98 device_path=/dev/nullb0" >$ctl/map_device
+	) 2>/dev/null &
 	bg=$!
 	sleep 1
 	map "sessname=$sess path=ip:$SERVER_IP0 device_path=/dev/nullb0" && wait_for 60 test -b /dev/rnbd0 &&
 		unmap && kill -0 $bg 2>/dev/null || rc=1
+	[ "${SILENT_MAP:-signal}" = timeout ] || kill -USR1 $bg 2>/dev/null
 	wait $bg && rc=1
 	ip neigh del 192.0.2.98 dev eth0
 	return $rc
