@@ -16,12 +16,15 @@
 # is off, a map with verified IO and an unmap succeed. Leaks are kmemleak's
 # to find where it runs (make soak boots with it on).
 #
-# Knob, from the environment (scripts/run-tests --env): ROUNDS, rounds per
+# Knobs, from the environment (scripts/run-tests --env): ROUNDS, rounds per
 # module and kind of fault (1; soak/rtrs_fault_alloc.sh runs 40), and the
-# fail-nth maps are ROUNDS * 8 points spread over a map's allocations.
+# fail-nth maps are ROUNDS * 8 points spread over a map's allocations;
+# IO_MIB, the verified IO of a round (1; soak/: 2), and twice that where
+# the stack must work with no fault on.
 . "$(dirname "$0")/lib.sh"
 
 ROUNDS=${ROUNDS:-1}
+IO_MIB=${IO_MIB:-1}
 sess=fault
 ctl=/sys/class/rnbd-client/ctl
 ccls=/sys/class/rtrs-client
@@ -46,7 +49,7 @@ clean_up() {
 # works: with no fault on, a map, verified IO and an unmap succeed.
 works() {
 	echo "$map_line" >$ctl/map_device && wait_for 60 test -b /dev/rnbd0 &&
-		fio_verify /dev/rnbd0 --rw=randrw --bs=4k --iodepth=16 --size=4M &&
+		fio_verify /dev/rnbd0 --rw=randrw --bs=4k --iodepth=16 --size=$((2 * IO_MIB))M &&
 		echo normal >/sys/block/rnbd0/rnbd/unmap_device && clean_up
 }
 
@@ -116,7 +119,7 @@ rounds() {
 	for ((k = 1; k <= ROUNDS; k++)); do
 		$where "fault_on $kind $mod $((k * 3 - 2))" || { diag "$mod: cannot aim $kind"; return 1; }
 		out=$( { echo "$map_line" >$ctl/map_device && wait_for 60 test -b /dev/rnbd0 &&
-			FIO_TIMEOUT=120 fio_verify /dev/rnbd0 --rw=randrw --bs=4k --iodepth=16 --size=2M &&
+			FIO_TIMEOUT=120 fio_verify /dev/rnbd0 --rw=randrw --bs=4k --iodepth=16 --size=${IO_MIB}M &&
 			echo normal >/sys/block/rnbd0/rnbd/unmap_device && echo ok; } 2>&1 | tail -1)
 		$where "fault_fired $kind" && fired=$((fired + 1))
 		$where faults_off
