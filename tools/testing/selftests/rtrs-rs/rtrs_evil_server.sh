@@ -37,7 +37,7 @@
 # but not the IO: read_too_much (the client's device refuses the write
 # past its buffer and the IO's answer never comes) and rsp_dropped. Ours
 # closes the path after io_deadline_s: for those two scenarios the test
-# sets it to IO_DEADLINE_S seconds (make check: 10; soak/: 50, the
+# sets it to IO_DEADLINE_S seconds (make check: 5; soak/: 50, the
 # default), and puts the default back after them. Nor the scenarios of
 # RTRS 2.1 (good_21 to fence_ack_unasked): C's client offers 2.0, which
 # the evil server answers as a 2.0 server, without the act (con_v20_ext
@@ -100,7 +100,7 @@ nscen=$(echo "$scenarios" | grep -c ';')
 # the control): 5 cases per scenario, then the unload; the two-path case;
 # then the kernel logs.
 read -ra clients <<<"${CLIENTS:-rs}"
-deadline_s=${IO_DEADLINE_S:-10}
+deadline_s=${IO_DEADLINE_S:-5}
 dl_param=/sys/module/rtrs_client/parameters/io_deadline_s
 ktap_plan $((${#clients[@]} * (5 * nscen + 1) + 5 + 1))
 
