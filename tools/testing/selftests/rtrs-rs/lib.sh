@@ -682,24 +682,25 @@ fio_loop() {
 	done
 }
 
-# rnbd_fio_matrix <label> <dev> <offset MiB>: four verified fio runs of 4 MiB
-# on the mapped <dev> from <offset> on, one test case each, that together
-# cover the RNBD issue's matrix: 4k random at QD64 (libaio), 64k sequential
-# at QD1 (libaio), the largest IO random at QD64 (io_uring), and 512 B to the
+# rnbd_fio_matrix <label> <dev> <offset MiB>: four verified fio runs of
+# MATRIX_MIB (2; the soak/ versions of the tests that run it: 4) on the
+# mapped <dev> from <offset> on, one test case each, that together cover
+# the RNBD issue's matrix: 4k random at QD64 (libaio), 64k sequential at
+# QD1 (libaio), the largest IO random at QD64 (io_uring), and 512 B to the
 # largest mixed at QD1 (io_uring).
 rnbd_fio_matrix() {
-	local label=$1 dev=$2 off=$3 max
+	local label=$1 dev=$2 off=$3 max mib=${MATRIX_MIB:-2}
 	max=$(($(cat "/sys/block/${dev#/dev/}/queue/max_hw_sectors_kb") / 4 * 4))
 	check "$label: 4k random read/write, libaio, QD64, verified" \
-		fio_verify "$dev" --rw=randrw --bs=4k --iodepth=64 --size=4M --offset=${off}M
+		fio_verify "$dev" --rw=randrw --bs=4k --iodepth=64 --size=${mib}M --offset=${off}M
 	check "$label: 64k sequential writes, libaio, QD1, verified" \
-		fio_verify "$dev" --rw=write --bs=64k --iodepth=1 --size=4M --offset=$((off + 4))M
+		fio_verify "$dev" --rw=write --bs=64k --iodepth=1 --size=${mib}M --offset=$((off + mib))M
 	check "$label: ${max}k random writes, io_uring, QD64, verified" \
-		fio_verify "$dev" --rw=randwrite --bs=${max}k --iodepth=64 --size=4M \
-		--offset=$((off + 8))M --ioengine=io_uring
+		fio_verify "$dev" --rw=randwrite --bs=${max}k --iodepth=64 --size=${mib}M \
+		--offset=$((off + 2 * mib))M --ioengine=io_uring
 	check "$label: 512 B to ${max}k mixed, io_uring, QD1, verified" \
 		fio_verify "$dev" --rw=randrw --bsrange=512-${max}k --blockalign=512 --iodepth=1 \
-		--size=4M --offset=$((off + 12))M --ioengine=io_uring
+		--size=${mib}M --offset=$((off + 3 * mib))M --ioengine=io_uring
 }
 
 # sysfs_tree <dir>: "<mode> <path>" of everything below <dir>, directories
