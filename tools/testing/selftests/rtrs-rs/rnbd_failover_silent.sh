@@ -6,11 +6,13 @@
 # has 15 tags, one chunk stays spare for failover, and under round-robin
 # the IO piles up on the path that goes silent. Under verified random
 # writes at QD16, both guests drop every packet of the second link (netem
-# loss 100%), twice:
+# loss 100%), three times:
 #
 # - With RTRS 2.1 (the default between our modules), the client asks the
 #   server on path 0 to close path 1 and answer its IO (a fence); once the
 #   server has, the IO fails over on its own chunks.
+# - With RTRS 2.1 and a disk that completes each IO after 6 s, the server
+#   answers the fence only once path 1's IO is done (slow_disk below).
 # - With the client pinned to 2.0 (proto_ext=N), as against a C server,
 #   the IO fails over at once on other chunks, and the chunks it leaves
 #   stay fenced while a write of path 1 may still land in them: until the
@@ -19,8 +21,8 @@
 #
 # Each time every write verifies, and no IO waits for the 35 s the server
 # takes to close the path by itself, nor for the client's heartbeats: the
-# client notices the silence by rxe breaking the QP or by its silence
-# probe (silence_ms), and the IO fails over within 10 s of the path's
+# client notices the silence by its silence probe (silence_ms), and the
+# IO fails over within 10 s of the path's
 # close; no IO takes 10 s (the bounds asserted; `scripts/bench-failover`
 # measures the real numbers); when the link is back, path 1 reconnects
 # and carries IO.
@@ -38,7 +40,7 @@ ccls=/sys/class/rtrs-client
 p0=ip:$CLIENT_IP0@ip:$SERVER_IP0
 p1=ip:$CLIENT_IP1@ip:$SERVER_IP1
 out=/tmp/failover.json
-ktap_plan 22
+ktap_plan 31
 
 cleanup() {
 	wait
@@ -116,6 +118,40 @@ back() {
 		--iodepth=16 --size=4M --offset=${off}M && [ "$(writes_of "$p1")" -gt "$w1" ]'
 }
 
+# slow_disk: RTRS 2.1 with a disk that completes each IO 6 s after it
+# came (a null_blk of the server with irqmode=2): 15 writes go out at
+# once, half of them on path 1, and link 1 goes silent 1 s later. The
+# client's probe fails path 1 about 1 s after the silence, and the server
+# answers the fence only once path 1's writes are done, some 3 s after
+# the client asked; a server that confirmed the close first would answer
+# within milliseconds, and a write of the old path could then complete
+# after the same write failed over, and after a newer one. Every write
+# verifies.
+slow_disk() {
+	local nb=/sys/kernel/config/nullb/nullb1 ms pid
+	check "slow disk: the server exports a disk that completes each IO after 6 s" on_server "
+		mkdir $nb && echo 64 >$nb/size && echo 1 >$nb/memory_backed && echo 2 >$nb/irqmode &&
+		echo 6000000000 >$nb/completion_nsec && echo 1 >$nb/power && wait_for 10 test -b /dev/nullb1"
+	check "slow disk: mapped in the session" eval 'echo "sessname=$sess device_path=/dev/nullb1" \
+		>/sys/class/rnbd-client/ctl/map_device && wait_for 30 test -b /dev/rnbd1'
+	kmsg_mark fo-slow
+	fio --name=slow --filename=/dev/rnbd1 --ioengine=libaio --direct=1 --rw=randwrite --bs=4k \
+		--iodepth=15 --size=60k --verify=crc32c --verify_fatal=1 --do_verify=1 >/tmp/slow.out 2>&1 &
+	pid=$!
+	sleep 1
+	check "slow disk: link 1 goes silent under IO" eval 'kill -0 $pid && link_silence eth1 on &&
+		on_server "link_silence eth1 on"'
+	check "slow disk: every write verifies" wait $pid
+	ms=$(kmsg_since fo-slow | sed -n 's/.*the server closed the path and answered its IO in \([0-9]*\) ms.*/\1/p' |
+		head -1)
+	diag "slow disk: the server answered the fence after ${ms:-?} ms"
+	check "slow disk: the server answered once path 1's IO was done (after ${ms:-?} ms, 1000 or more)" \
+		eval '[ -n "$ms" ] && [ "$ms" -ge 1000 ]'
+	check "slow disk: unmapped" eval 'echo normal >/sys/block/rnbd1/rnbd/unmap_device &&
+		wait_for 30 eval "! test -b /dev/rnbd1"'
+	on_server "echo 0 >$nb/power; rmdir $nb"
+}
+
 rxe_up || bail "rxe did not come up"
 on_server srv_stack_load rnbd sess_queue_depth=16 || bail "cannot load our server stack"
 clt_stack_load rnbd || bail "cannot load our client stack"
@@ -132,6 +168,8 @@ silent_run fence 64
 check "fence: the server closed path 1 and answered its IO first" \
 	eval 'kmsg_since fo-fence | grep -q "rtrs_client: .*: the server closed the path and answered its IO in"'
 back fence 128
+slow_disk
+back slow 160
 
 # RTRS 2.0: chunk fences. New connections offer 2.0; path 0 reconnects too.
 echo N >/sys/module/rtrs_client/parameters/proto_ext
