@@ -11,7 +11,7 @@
 # - With RTRS 2.1 (the default between our modules), the client asks the
 #   server on path 0 to close path 1 and answer its IO (a fence); once the
 #   server has, the IO fails over on its own chunks.
-# - With RTRS 2.1 and a disk that completes each IO after 6 s, the server
+# - With RTRS 2.1 and a disk that completes each IO after 4.5 s, the server
 #   answers the fence only once path 1's IO is done (slow_disk below).
 # - With the client pinned to 2.0 (proto_ext=N), as against a C server,
 #   the IO fails over at once on other chunks, and the chunks it leaves
@@ -118,20 +118,21 @@ back() {
 		--iodepth=16 --size=4M --offset=${off}M && [ "$(writes_of "$p1")" -gt "$w1" ]'
 }
 
-# slow_disk: RTRS 2.1 with a disk that completes each IO 6 s after it
-# came (a null_blk of the server with irqmode=2): 15 writes go out at
+# slow_disk: RTRS 2.1 with a disk that completes each IO 4.5 s after it
+# came (a null_blk of the server with irqmode=2; null_blk fails a request
+# that takes 5 s with ETIMEDOUT): 15 writes go out at
 # once, half of them on path 1, and link 1 goes silent 1 s later. The
 # client's probe fails path 1 about 1 s after the silence, and the server
-# answers the fence only once path 1's writes are done, some 3 s after
+# answers the fence only once path 1's writes are done, some 2 s after
 # the client asked; a server that confirmed the close first would answer
 # within milliseconds, and a write of the old path could then complete
 # after the same write failed over, and after a newer one. Every write
 # verifies.
 slow_disk() {
 	local nb=/sys/kernel/config/nullb/nullb1 ms pid
-	check "slow disk: the server exports a disk that completes each IO after 6 s" on_server "
+	check "slow disk: the server exports a disk that completes each IO after 4.5 s" on_server "
 		mkdir $nb && echo 64 >$nb/size && echo 1 >$nb/memory_backed && echo 2 >$nb/irqmode &&
-		echo 6000000000 >$nb/completion_nsec && echo 1 >$nb/power && wait_for 10 test -b /dev/nullb1"
+		echo 4500000000 >$nb/completion_nsec && echo 1 >$nb/power && wait_for 10 test -b /dev/nullb1"
 	check "slow disk: mapped in the session" eval 'echo "sessname=$sess device_path=/dev/nullb1" \
 		>/sys/class/rnbd-client/ctl/map_device && wait_for 30 test -b /dev/rnbd1'
 	kmsg_mark fo-slow
