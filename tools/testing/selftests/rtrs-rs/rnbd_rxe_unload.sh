@@ -10,8 +10,10 @@
 #     shown and tolerated, an IO error is not); the path is closed, as C
 #     closes a path whose device goes away, and reconnects through sysfs
 #     once rxe1 is back;
-#   - the server's rxe1 is deleted: the same, but path 1 reconnects by
-#     itself once the server's rxe1 is back;
+#   - the server's rxe1 is deleted: the same, but the path keeps trying to
+#     reconnect: once the server's rxe1 is back, it reconnects through
+#     sysfs (make check) or by itself, after the reconnect delay of 30 s
+#     (RECONNECT=delay, soak/);
 #   - ours only: the server's device is away when the session comes back,
 #     so the remap fails; our client tries again until the device is back
 #     (C tries once per reconnect event and would leave it disconnected);
@@ -111,15 +113,20 @@ for stack in "${stacks[@]}"; do
 		# of rtrs_clt_rdma_cm_handler()): the user reconnects it, once
 		# its close is done (its reconnect file refuses the write until
 		# then). A path that lost the server's device reconnects by
-		# itself.
+		# itself, or at once through its reconnect file.
 		if [ $side = client ]; then
 			rxe_up_local
 			check "$stack: rxe1 back on the client, path 1 reconnects through sysfs" \
 				wait_for 120 eval 'reconnect_path "$(pdir 1)" && both_connected'
 		else
 			on_server rxe_up_local
-			check "$stack: rxe1 back on the server, path 1 reconnects by itself" \
-				wait_for 300 both_connected
+			if [ "${RECONNECT:-sysfs}" = delay ]; then
+				check "$stack: rxe1 back on the server, path 1 reconnects by itself" \
+					wait_for 300 both_connected
+			else
+				check "$stack: rxe1 back on the server, path 1 reconnects through sysfs" \
+					wait_for 120 eval 'reconnect_path "$(pdir 1)" && both_connected'
+			fi
 		fi
 	done
 
