@@ -114,19 +114,13 @@ for stack in "${stacks[@]}"; do
 		# its close is done (its reconnect file refuses the write until
 		# then). A path that lost the server's device reconnects by
 		# itself, or at once through its reconnect file.
-		if [ $side = client ]; then
-			rxe_up_local
-			check "$stack: rxe1 back on the client, path 1 reconnects through sysfs" \
-				wait_for 120 eval 'reconnect_path "$(pdir 1)" && both_connected'
+		if [ $side = client ]; then rxe_up_local; else on_server rxe_up_local; fi
+		if [ $side = server ] && [ "${RECONNECT:-sysfs}" = delay ]; then
+			check "$stack: rxe1 back on the server, path 1 reconnects by itself" \
+				wait_for 300 both_connected
 		else
-			on_server rxe_up_local
-			if [ "${RECONNECT:-sysfs}" = delay ]; then
-				check "$stack: rxe1 back on the server, path 1 reconnects by itself" \
-					wait_for 300 both_connected
-			else
-				check "$stack: rxe1 back on the server, path 1 reconnects through sysfs" \
-					wait_for 120 eval 'reconnect_path "$(pdir 1)" && both_connected'
-			fi
+			check "$stack: rxe1 back on the $side, path 1 reconnects through sysfs" \
+				wait_for 120 eval 'reconnect_path "$(pdir 1)" && both_connected'
 		fi
 	done
 
