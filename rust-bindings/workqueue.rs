@@ -16,6 +16,10 @@ use kernel::prelude::*;
 use kernel::sync::Arc;
 use kernel::types::Opaque;
 
+/// `WQ_HIGHPRI`: the queue's work runs on the CPU's high-priority
+/// workers (nice -20), not behind the normal pool's work items.
+pub const WQ_HIGHPRI: u32 = ffi::wq_flags_WQ_HIGHPRI;
+
 /// A workqueue owned by its creator: `Drop` waits for all queued work and
 /// destroys it.
 ///

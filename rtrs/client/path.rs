@@ -960,7 +960,7 @@ impl Path {
                 self.name(),
                 rtrs_common::CallSite::here()
             );
-            DelayedWork::<Path, RECOVERY_WORK>::schedule(self, &self.core.wq, 0);
+            DelayedWork::<Path, RECOVERY_WORK>::schedule(self, &self.core.failover_wq, 0);
         } else {
             // Errors while connecting: the waiter cleans up.
             self.change_state_from_to(CltState::Connecting, CltState::ConnectingErr);
@@ -1155,7 +1155,7 @@ impl Path {
             return;
         }
         if !self.probe_armed.swap(true, Ordering::SeqCst) {
-            DelayedWork::<Path, PROBE_WORK>::schedule(self, &self.core.wq, 0);
+            DelayedWork::<Path, PROBE_WORK>::schedule(self, &self.core.failover_wq, 0);
         }
     }
 
@@ -1434,7 +1434,7 @@ impl DelayedWorkItem<PROBE_WORK> for Path {
                 if this.inflight.load(Ordering::SeqCst) > 0
                     && !this.probe_armed.swap(true, Ordering::SeqCst)
                 {
-                    DelayedWork::<Path, PROBE_WORK>::schedule(&this, &this.core.wq, 0);
+                    DelayedWork::<Path, PROBE_WORK>::schedule(&this, &this.core.failover_wq, 0);
                 }
                 return;
             }
@@ -1455,7 +1455,11 @@ impl DelayedWorkItem<PROBE_WORK> for Path {
                 return;
             }
         };
-        DelayedWork::<Path, PROBE_WORK>::schedule(&this, &this.core.wq, ms_until(now, at_ns));
+        DelayedWork::<Path, PROBE_WORK>::schedule(
+            &this,
+            &this.core.failover_wq,
+            ms_until(now, at_ns),
+        );
     }
 }
 
@@ -1487,7 +1491,7 @@ impl DelayedWorkItem<RECONNECT_WORK> for Path {
             && this.change_state(CltState::Reconnecting).0
         {
             this.stats.reconnect_fail.fetch_add(1, Ordering::Relaxed);
-            DelayedWork::<Path, RECOVERY_WORK>::schedule(&this, &this.core.wq, 0);
+            DelayedWork::<Path, RECOVERY_WORK>::schedule(&this, &this.core.failover_wq, 0);
         }
     }
 }

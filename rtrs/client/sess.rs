@@ -20,7 +20,7 @@ use rb::once::SetOnce;
 use rb::rcu::{self, new_rcu_vec, RcuVec};
 use rb::sync::{new_spinlock_irq, SpinLockIrq};
 use rb::sysfs::Kobject;
-use rb::workqueue::OwnedQueue;
+use rb::workqueue::{OwnedQueue, WQ_HIGHPRI};
 use rtrs_common::dev::DevPool;
 use rtrs_common::kerr;
 use rtrs_common::name::NameBuf;
@@ -76,6 +76,11 @@ pub(crate) struct Core {
     #[pin]
     pub(crate) limits: SpinLockIrq<Limits>,
     pub(crate) wq: OwnedQueue,
+    /// The silence probe and the recovery work it sets off: the steps
+    /// between a path's silence and its IO's failover. High priority, so
+    /// that a busy CPU's normal work items do not stretch the failover
+    /// window; neither busy-loops.
+    pub(crate) failover_wq: OwnedQueue,
     /// The session's permits and chunks, once the servers told how many
     /// (before that no IO is in flight).
     pub(crate) permits: SetOnce<Arc<Permits>>,
@@ -423,6 +428,7 @@ impl Sess {
                 paths_num: AtomicUsize::new(paths_num),
                 limits <- new_spinlock_irq!(Limits::default(), "rtrs_clt_limits"),
                 wq: OwnedQueue::new(c_str!("rtrs_client_wq"), 0)?,
+                failover_wq: OwnedQueue::new(c_str!("rtrs_client_failover_wq"), WQ_HIGHPRI)?,
                 permits: SetOnce::new(),
                 devs: DEVS.get().ok_or(ENODEV)?,
                 fences <- Fences::new(),
@@ -505,6 +511,7 @@ impl Sess {
         }
         drop(dir);
         drop(dev);
+        core.failover_wq.flush();
         core.wq.flush();
     }
 
