@@ -392,12 +392,14 @@ class Topology:
         self.initrd = initrd
         self.workdir = workdir
         self.boot_timeout = BOOT_TIMEOUT
+        # Legacy PCI interrupt routing (acpi=noirq): under TCG, the ACPI
+        # methods that route them on QEMU's i440fx (_PRT, the LNKx links)
+        # take 10 to 30 s of a guest's boot, more with several guests
+        # booting at once; under KASAN and lockdep ACPICA's 30 s loop
+        # timeout ends them before they are done, and the virtio devices
+        # get no interrupt.
+        append = f"acpi=noirq {append}".strip()
         if debug_kernel(kernel):
-            # KASAN and lockdep under TCG: ACPICA's 30 s loop timeout ends
-            # the PCI interrupt routing method (_PRT) of QEMU's i440fx
-            # before it is done, and the virtio devices get no interrupt.
-            # Legacy routing (acpi=noirq) does without the method.
-            append = f"acpi=noirq {append}".strip()
             self.boot_timeout = DEBUG_BOOT_TIMEOUT
         self.shape = (servers, clients, links)
         self.append = f"rtrs.topo={servers},{clients},{links} {append}".strip()
