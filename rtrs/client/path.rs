@@ -826,10 +826,14 @@ impl Path {
         Hb::stop(&**self);
         self.stop_probe();
         // Disconnect and flush: every request now completes with an error
-        // or not at all, so the slots can be taken over.
+        // or not at all, so the slots can be taken over. Every QP goes to
+        // the error state before the first drain waits, so that their
+        // flushes run together.
         let ids = self.cons.take_all();
         for id in ids.iter() {
             let _ = id.disconnect();
+        }
+        for id in ids.iter() {
             id.drain();
         }
         // The server's chunks are shared by the session's paths. A write of
