@@ -692,6 +692,12 @@ impl Side for Path {
             }
             CmEvent::DeviceRemoval => {
                 pr_warn!("{}: CM event: {}\n", path.name(), event.name());
+                // No event of this connection comes any more, the server's
+                // disconnect neither: the close does not wait for it (C's
+                // waits `CONNECT_TIMEOUT_MS`, and the device's removal
+                // with it). The close stays unconfirmed, so the chunks of
+                // the path's IO are fenced as for a silent server.
+                flag_error(con, ENODEV.to_errno());
                 path.close_conns(false);
                 None
             }
