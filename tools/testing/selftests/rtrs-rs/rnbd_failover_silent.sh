@@ -28,8 +28,8 @@
 # and carries IO.
 #
 # Knobs, from the environment: SILENT_MIB, the MiB each silent run writes
-# (make check: 12, which the writes take about 20 s for, the silence
-# coming 3 s in; soak/: 24), and RECONNECT, how path 1 comes back once
+# (make check: 6, which the writes and their verify take 15 to 20 s for,
+# the silence coming 3 s in; soak/: 24), and RECONNECT, how path 1 comes back once
 # its link is: through its reconnect file as soon as its close is done
 # (make check: sysfs), or by itself after the reconnect delay, 30 s
 # (soak/: delay).
@@ -78,7 +78,7 @@ silent_run() {
 	local label=$1 off=$2 pid rc max t0
 	kmsg_mark "fo-$label"
 	fio --name=failover --filename=/dev/rnbd0 --ioengine=libaio --direct=1 --rw=randwrite --bs=4k \
-		--iodepth=16 --size=${SILENT_MIB:-12}M --offset=${off}M --verify=crc32c --verify_fatal=1 --do_verify=1 \
+		--iodepth=16 --size=${SILENT_MIB:-6}M --offset=${off}M --verify=crc32c --verify_fatal=1 --do_verify=1 \
 		--output-format=json >"$out" 2>/tmp/failover.err &
 	pid=$!
 	sleep 3
