@@ -52,6 +52,10 @@ trap cleanup EXIT
 
 state_is() { [ "$(cat "$ccls/$sess/paths/$1/state" 2>/dev/null)" = "$2" ]; }
 writes_of() { set -- $(cat "$ccls/$sess/paths/$1/stats/rdma"); echo "$3"; }
+# The writes the server took on path 1 (its stats/rdma, as C's).
+srv_writes_p1() {
+	on_server "set -- \$(cat /sys/class/rtrs-server/$sess/paths/$p1/stats/rdma); echo \$3"
+}
 # The longest completion latency of a fio JSON report, in ms.
 clat_max_ms() {
 	awk '/"clat_ns"/ { f = 1 } f && /"max"/ { gsub(/[^0-9]/, ""); if ($0 + 0 > m) m = $0 + 0; f = 0 }
@@ -121,7 +125,8 @@ back() {
 # slow_disk: RTRS 2.1 with a disk that completes each IO 4.5 s after it
 # came (a null_blk of the server with irqmode=2; null_blk fails a request
 # that takes 5 s with ETIMEDOUT): 15 writes go out at
-# once, half of them on path 1, and link 1 goes silent 1 s later. The
+# once, half of them on path 1, and link 1 goes silent once the server
+# has taken the first of path 1's (its stats/rdma counts it). The
 # client's probe fails path 1 about 1 s after the silence, and the server
 # answers the fence only once path 1's writes are done, some 2 s after
 # the client asked; a server that confirmed the close first would answer
@@ -129,19 +134,19 @@ back() {
 # after the same write failed over, and after a newer one. Every write
 # verifies.
 slow_disk() {
-	local nb=/sys/kernel/config/nullb/nullb1 ms pid
+	local nb=/sys/kernel/config/nullb/nullb1 ms pid w
 	check "slow disk: the server exports a disk that completes each IO after 4.5 s" on_server "
 		mkdir $nb && echo 64 >$nb/size && echo 1 >$nb/memory_backed && echo 2 >$nb/irqmode &&
 		echo 4500000000 >$nb/completion_nsec && echo 1 >$nb/power && wait_for 10 test -b /dev/nullb1"
 	check "slow disk: mapped in the session" eval 'echo "sessname=$sess device_path=/dev/nullb1" \
 		>/sys/class/rnbd-client/ctl/map_device && wait_for 30 test -b /dev/rnbd1'
 	kmsg_mark fo-slow
+	w=$(srv_writes_p1)
 	fio --name=slow --filename=/dev/rnbd1 --ioengine=libaio --direct=1 --rw=randwrite --bs=4k \
 		--iodepth=15 --size=60k --verify=crc32c --verify_fatal=1 --do_verify=1 >/tmp/slow.out 2>&1 &
 	pid=$!
-	sleep 1
-	check "slow disk: link 1 goes silent under IO" eval 'kill -0 $pid && link_silence eth1 on &&
-		on_server "link_silence eth1 on"'
+	check "slow disk: link 1 goes silent under IO" eval 'wait_for 10 eval "[ \"\$(srv_writes_p1)\" -gt $w ]" &&
+		kill -0 $pid && link_silence eth1 on && on_server "link_silence eth1 on"'
 	check "slow disk: every write verifies" wait $pid
 	ms=$(kmsg_since fo-slow | sed -n 's/.*the server closed the path and answered its IO in \([0-9]*\) ms.*/\1/p' |
 		head -1)
