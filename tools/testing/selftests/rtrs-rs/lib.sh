@@ -375,6 +375,12 @@ paths_connected() {
 # still closing, and else reconnects it at once, without the reconnect
 # delay. For wait_for, where a case is about the path coming back, not
 # about the delay.
+# srv_writes <session> <path>: the writes the server took on a path of a
+# session (its stats/rdma, as C's), <path> named client@server.
+srv_writes() {
+	on_server "set -- \$(cat /sys/class/rtrs-server/$1/paths/$2/stats/rdma); echo \$3"
+}
+
 reconnect_path() {
 	[ "$(cat "$1/state" 2>/dev/null)" = connected ] || echo 1 >"$1/reconnect" 2>/dev/null
 	[ "$(cat "$1/state" 2>/dev/null)" = connected ]

@@ -52,10 +52,6 @@ trap cleanup EXIT
 
 state_is() { [ "$(cat "$ccls/$sess/paths/$1/state" 2>/dev/null)" = "$2" ]; }
 writes_of() { set -- $(cat "$ccls/$sess/paths/$1/stats/rdma"); echo "$3"; }
-# The writes the server took on path 1 (its stats/rdma, as C's).
-srv_writes_p1() {
-	on_server "set -- \$(cat /sys/class/rtrs-server/$sess/paths/$p1/stats/rdma); echo \$3"
-}
 # The longest completion latency of a fio JSON report, in ms.
 clat_max_ms() {
 	awk '/"clat_ns"/ { f = 1 } f && /"max"/ { gsub(/[^0-9]/, ""); if ($0 + 0 > m) m = $0 + 0; f = 0 }
@@ -141,11 +137,11 @@ slow_disk() {
 	check "slow disk: mapped in the session" eval 'echo "sessname=$sess device_path=/dev/nullb1" \
 		>/sys/class/rnbd-client/ctl/map_device && wait_for 30 test -b /dev/rnbd1'
 	kmsg_mark fo-slow
-	w=$(srv_writes_p1)
+	w=$(srv_writes "$sess" "$p1")
 	fio --name=slow --filename=/dev/rnbd1 --ioengine=libaio --direct=1 --rw=randwrite --bs=4k \
 		--iodepth=15 --size=60k --verify=crc32c --verify_fatal=1 --do_verify=1 >/tmp/slow.out 2>&1 &
 	pid=$!
-	check "slow disk: link 1 goes silent under IO" eval 'wait_for 10 eval "[ \"\$(srv_writes_p1)\" -gt $w ]" &&
+	check "slow disk: link 1 goes silent under IO" eval 'wait_for 10 eval "[ \"\$(srv_writes \"\$sess\" \"\$p1\")\" -gt $w ]" &&
 		kill -0 $pid && link_silence eth1 on && on_server "link_silence eth1 on"'
 	check "slow disk: every write verifies" wait $pid
 	ms=$(kmsg_since fo-slow | sed -n 's/.*the server closed the path and answered its IO in \([0-9]*\) ms.*/\1/p' |

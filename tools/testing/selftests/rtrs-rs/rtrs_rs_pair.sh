@@ -73,8 +73,6 @@ protocols_are() {
 	[ "$(cat "$ccls/$sess"/paths/*/protocol | sort | eval "$n")" = "2 $1" ] &&
 		[ "$(on_server "cat /sys/class/rtrs-server/$sess/paths/*/protocol" | sort | eval "$n")" = "2 $1" ]
 }
-# srv_writes <path>: writes the server counted on path <client@server>.
-srv_writes() { srv "set -- \$(cat /sys/class/rtrs-server/$sess/paths/$1/stats/rdma); echo \$3"; }
 
 rxe_up || bail "rxe did not come up"
 
@@ -112,7 +110,7 @@ check "server: the session's sysfs is C's (tree, contents, writes)" \
 check "mpath_policy round-robin" eval "echo round-robin >$ccls/$sess/mpath_policy"
 check "4k-124k random writes, QD32, verified" \
 	fio_verify /dev/rnbd0 --rw=randwrite --bsrange=4k-124k --iodepth=32 --size=16M
-w0=$(srv_writes "$p0") w1=$(srv_writes "$p1")
+w0=$(srv_writes "$sess" "$p0") w1=$(srv_writes "$sess" "$p1")
 diag "writes the server counted per path: $w0 $w1"
 check "server: both paths carried writes" eval '[ "${w0:-0}" -gt 100 ] && [ "${w1:-0}" -gt 100 ]'
 check "124k sequential writes, QD8, verified" \
@@ -123,7 +121,7 @@ check "mixed 512-byte aligned random read/write, QD1, verified" \
 # The server drops path 1 in the middle of verified IO.
 fio_verify /dev/rnbd0 --rw=randwrite --bs=4k --iodepth=32 --size=8M --offset=640M >/tmp/fio-failover 2>&1 &
 fio_pid=$!
-wait_for 30 eval '[ "$(srv_writes "$p1")" -gt "$w1" ]'
+wait_for 30 eval '[ "$(srv_writes "$sess" "$p1")" -gt "$w1" ]'
 during_io $fio_pid "server: disconnect path 1 during IO" \
 	on_server "echo 1 >/sys/class/rtrs-server/$sess/paths/$p1/disconnect"
 check "client: path 1 goes down" wait_for 30 state_is "$p1" disconnected
