@@ -1449,11 +1449,15 @@ impl DelayedWorkItem<PROBE_WORK> for Path {
                 }
                 at_ns
             }
-            ProbeAction::Fail { silent_ms } => {
+            ProbeAction::Fail {
+                silent_ms,
+                probe_ms,
+            } => {
                 pr_err!(
-                    "{}: nothing from the server for {} ms with IO in flight, failing the path over\n",
+                    "{}: nothing from the server for {} ms with IO in flight and a heartbeat unanswered for {} ms, failing the path over\n",
                     this.name(),
-                    silent_ms
+                    silent_ms,
+                    probe_ms
                 );
                 this.error_recovery();
                 return;

@@ -94,6 +94,11 @@ pub enum ProbeAction {
     Fail {
         /// How long the path has heard nothing.
         silent_ms: u64,
+        /// How long the probe went unanswered: half of `silence_ms` when
+        /// every step ran on time; what is above it, the steps' lateness.
+        /// Below `silent_ms` by the time the path heard nothing before
+        /// the probe went out (a long idle, or half a window).
+        probe_ms: u64,
     },
 }
 
@@ -149,8 +154,10 @@ impl Probe {
                 return self.wait(now_ns.saturating_add(quarter));
             } else if may_fail {
                 let silent = now_ns.saturating_sub(last_rx_ns).max(0) as u64;
+                let probe = now_ns.saturating_sub(sent).max(0) as u64;
                 return ProbeAction::Fail {
                     silent_ms: silent / 1_000_000,
+                    probe_ms: probe / 1_000_000,
                 };
             } else {
                 // Nowhere to fail over to: the heartbeats decide the
@@ -461,7 +468,10 @@ mod tests {
         );
         assert_eq!(
             p.step(t + half, 0, true, SILENCE_MS, true),
-            ProbeAction::Fail { silent_ms: 100_500 }
+            ProbeAction::Fail {
+                silent_ms: 100_500,
+                probe_ms: 500
+            }
         );
     }
 
@@ -483,7 +493,10 @@ mod tests {
         );
         assert_eq!(
             p.step(3 * half, 0, true, SILENCE_MS, true),
-            ProbeAction::Fail { silent_ms: 1500 }
+            ProbeAction::Fail {
+                silent_ms: 1500,
+                probe_ms: 1000
+            }
         );
     }
 
@@ -508,7 +521,10 @@ mod tests {
         );
         assert_eq!(
             p.step(late + half / 2, 0, true, SILENCE_MS, true),
-            ProbeAction::Fail { silent_ms: 2450 }
+            ProbeAction::Fail {
+                silent_ms: 2450,
+                probe_ms: 1450
+            }
         );
         // What the held-up CPU had in its queues came meanwhile: kept.
         let mut p = Probe::default();
