@@ -49,7 +49,7 @@ wait_for 60 test -b /dev/rnbd0 && wait_for 60 both_connected || bail "the two pa
 echo round-robin >"$ccls/$sess/mpath_policy"
 
 # Verified fio runs of 4 MiB, back to back, the longest IO of each kept.
-rm -f /tmp/pulls-answered /tmp/pulls-chunks /tmp/pulls-stalled
+rm -f /tmp/pulls-answered /tmp/pulls-chunks /tmp/pulls-stalled /tmp/pulls-probe
 fio_loop pulls 4 /dev/rnbd0 &
 
 # reconnect_now <path index>: connected, or a write of its reconnect file
@@ -67,7 +67,12 @@ pull() {
 	for ((k = 0; k < PULLS; k++)); do
 		kmsg_mark "pull-$i-$k"
 		t0=$SECONDS
-		link_silence "eth$i" on && on_server "link_silence eth$i on" || return 1
+		# The server's side first: the client's silence starts at its
+		# last receive, as when a cable is pulled; with the client's
+		# side first, the server would go on answering for as long as
+		# on_server takes to start its half, and the IO sent meanwhile
+		# would wait that long too.
+		on_server "link_silence eth$i on" && link_silence "eth$i" on || return 1
 		wait_for 120 eval '! state_is $i connected' || { diag "pull $k: still connected"; return 1; }
 		t_down=$((SECONDS - t0))
 		link_silence "eth$i" off && on_server "link_silence eth$i off" || return 1
@@ -77,6 +82,8 @@ pull() {
 		else
 			wait_for 180 state_is "$i" connected
 		fi || { diag "pull $k: not connected again"; return 1; }
+		kmsg_since "pull-$i-$k" | sed -n 's/.*nothing from the server for \([0-9]*\) ms .* unanswered for \([0-9]*\) ms.*/\1 \2/p' |
+			head -1 >>/tmp/pulls-probe
 		fenced=$(kmsg_since "pull-$i-$k" | grep -o 'answered its IO in [0-9]* ms\|IOs failed over on other chunks' | head -1)
 		case $fenced in
 		answered*) echo >>/tmp/pulls-answered ;;
@@ -101,8 +108,15 @@ runs=$(cat /tmp/pulls-runs 2>/dev/null || echo 0)
 max=$(sort -n /tmp/pulls-max 2>/dev/null | tail -1)
 diag "fio runs: $runs; longest IO of any run: ${max:-?} ms"
 diag "runs whose longest IO took 1.5 s or more: $(awk '$1 >= 1500' /tmp/pulls-max 2>/dev/null | wc -l)"
-diag "longest IO of the runs, ms (percentiles 50 90 99 100): $(sort -n /tmp/pulls-max 2>/dev/null |
-	awk '{v[NR] = $1} END {if (NR) print v[int(NR * .5) + (NR * .5 > int(NR * .5))], v[int(NR * .9) + (NR * .9 > int(NR * .9))], v[int(NR * .99) + (NR * .99 > int(NR * .99))], v[NR]}')"
+# percentiles: the 50th, 90th, 99th and 100th of the numbers on stdin.
+percentiles() {
+	sort -n | awk '{v[NR] = $1} END {if (NR) print v[int(NR * .5) + (NR * .5 > int(NR * .5))], v[int(NR * .9) + (NR * .9 > int(NR * .9))], v[int(NR * .99) + (NR * .99 > int(NR * .99))], v[NR]}'
+}
+diag "longest IO of the runs, ms (percentiles 50 90 99 100): $(cat /tmp/pulls-max 2>/dev/null | percentiles)"
+# What the probe ended: the path's silence, and how long its heartbeat
+# went unanswered (half of silence_ms when its steps ran on time).
+diag "the probe ended $(wc -l </tmp/pulls-probe 2>/dev/null || echo 0) silences; silence, ms (percentiles 50 90 99 100): $(cut -d' ' -f1 /tmp/pulls-probe 2>/dev/null | percentiles)"
+diag "heartbeat unanswered, ms (percentiles 50 90 99 100): $(cut -d' ' -f2 /tmp/pulls-probe 2>/dev/null | percentiles)"
 check "fio ran throughout: $runs runs, at least one in every ten pulls" \
 	eval '[ "$runs" -gt 0 ] &&
 	{ ! test -s /tmp/pulls-stalled || { sed "s/^/# no run completed: /" /tmp/pulls-stalled; false; }; }'
