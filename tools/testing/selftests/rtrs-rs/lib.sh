@@ -23,6 +23,21 @@ esac
 
 SELFTESTS=/opt/rtrs-rs/selftests
 MODDIR=/opt/rtrs-rs/modules
+
+# rtrs.slowdown=N on the kernel command line (run-tests, on a KASAN kernel):
+# the kernel runs N times slower or more, and so does a server's answer to
+# a heartbeat while it has IO. Our client's silence probe fails a path
+# that hears nothing for silence_ms (1000) with IO in flight, and would
+# take a slow server for a silent link: on such a kernel every load of our
+# rtrs-client gets a window N times the default, as the tests get time
+# bounds N times their own. A test's own silence_ms, given after it, wins.
+SLOWDOWN=$(sed -n 's/.* rtrs\.slowdown=\([0-9]*\).*/\1/p' /proc/cmdline)
+insmod() {
+	if [ -n "$SLOWDOWN" ] && [ "${1##*/}" = rtrs-client.ko ]; then
+		set -- "$1" "silence_ms=$((1000 * SLOWDOWN))" "${@:2}"
+	fi
+	command insmod "$@"
+}
 SERVER_IP0=192.0.2.1
 CLIENT_IP0=192.0.2.2
 SERVER_IP1=198.51.100.1
