@@ -1452,12 +1452,14 @@ impl DelayedWorkItem<PROBE_WORK> for Path {
             ProbeAction::Fail {
                 silent_ms,
                 probe_ms,
+                send_late_ms,
             } => {
                 pr_err!(
-                    "{}: nothing from the server for {} ms with IO in flight and a heartbeat unanswered for {} ms, failing the path over\n",
+                    "{}: nothing from the server for {} ms with IO in flight and a heartbeat unanswered for {} ms (sent {} ms late), failing the path over\n",
                     this.name(),
                     silent_ms,
-                    probe_ms
+                    probe_ms,
+                    send_late_ms
                 );
                 this.error_recovery();
                 return;

@@ -99,6 +99,9 @@ pub enum ProbeAction {
         /// Below `silent_ms` by the time the path heard nothing before
         /// the probe went out (a long idle, or half a window).
         probe_ms: u64,
+        /// How much later than asked the step that sent the probe ran: 0
+        /// for the first step after an idle spell, which asks for none.
+        send_late_ms: u64,
     },
 }
 
@@ -113,11 +116,13 @@ pub enum ProbeAction {
 ///
 /// # Invariants
 ///
-/// `sent_ns` is the time of the probe sent since the last receive, if any;
-/// `due_ns` the time the last step asked for the next one, if it asked.
+/// `sent_ns` is the time of the probe sent since the last receive, if any,
+/// and `send_late_ns` how late the step that sent it ran; `due_ns` the
+/// time the last step asked for the next one, if it asked.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Probe {
     sent_ns: Option<i64>,
+    send_late_ns: i64,
     due_ns: Option<i64>,
 }
 
@@ -158,6 +163,7 @@ impl Probe {
                 return ProbeAction::Fail {
                     silent_ms: silent / 1_000_000,
                     probe_ms: probe / 1_000_000,
+                    send_late_ms: self.send_late_ns as u64 / 1_000_000,
                 };
             } else {
                 // Nowhere to fail over to: the heartbeats decide the
@@ -168,6 +174,7 @@ impl Probe {
         if now_ns.saturating_sub(last_rx_ns) >= half {
             // INVARIANT: nothing arrived since `last_rx_ns` < `now_ns`.
             self.sent_ns = Some(now_ns);
+            self.send_late_ns = due.map_or(0, |d| now_ns.saturating_sub(d).max(0));
             let at_ns = now_ns.saturating_add(half);
             self.due_ns = Some(at_ns);
             ProbeAction::Send { at_ns }
@@ -470,7 +477,8 @@ mod tests {
             p.step(t + half, 0, true, SILENCE_MS, true),
             ProbeAction::Fail {
                 silent_ms: 100_500,
-                probe_ms: 500
+                probe_ms: 500,
+                send_late_ms: 0
             }
         );
     }
@@ -495,7 +503,33 @@ mod tests {
             p.step(3 * half, 0, true, SILENCE_MS, true),
             ProbeAction::Fail {
                 silent_ms: 1500,
-                probe_ms: 1000
+                probe_ms: 1000,
+                send_late_ms: 0
+            }
+        );
+    }
+
+    #[test]
+    fn a_late_heartbeat_is_told_from_an_idle_spell() {
+        // IO in flight since the last receive at 0: the step due at 0.5 s
+        // runs at 0.8 s and sends the probe; the failure says so.
+        let half = SILENCE_MS as i64 * MS / 2;
+        let mut p = Probe::default();
+        assert_eq!(
+            p.step(0, 0, true, SILENCE_MS, true),
+            ProbeAction::Wait { at_ns: half }
+        );
+        let late = half + 300 * MS;
+        assert_eq!(
+            p.step(late, 0, true, SILENCE_MS, true),
+            ProbeAction::Send { at_ns: late + half }
+        );
+        assert_eq!(
+            p.step(late + half, 0, true, SILENCE_MS, true),
+            ProbeAction::Fail {
+                silent_ms: 1300,
+                probe_ms: 500,
+                send_late_ms: 300
             }
         );
     }
@@ -523,7 +557,8 @@ mod tests {
             p.step(late + half / 2, 0, true, SILENCE_MS, true),
             ProbeAction::Fail {
                 silent_ms: 2450,
-                probe_ms: 1450
+                probe_ms: 1450,
+                send_late_ms: 0
             }
         );
         // What the held-up CPU had in its queues came meanwhile: kept.

@@ -82,7 +82,8 @@ pull() {
 		else
 			wait_for 180 state_is "$i" connected
 		fi || { diag "pull $k: not connected again"; return 1; }
-		kmsg_since "pull-$i-$k" | sed -n 's/.*nothing from the server for \([0-9]*\) ms .* unanswered for \([0-9]*\) ms.*/\1 \2/p' |
+		kmsg_since "pull-$i-$k" |
+			sed -n 's/.*nothing from the server for \([0-9]*\) ms .* unanswered for \([0-9]*\) ms (sent \([0-9]*\) ms late).*/\1 \2 \3/p' |
 			head -1 >>/tmp/pulls-probe
 		fenced=$(kmsg_since "pull-$i-$k" | grep -o 'answered its IO in [0-9]* ms\|IOs failed over on other chunks' | head -1)
 		case $fenced in
@@ -113,10 +114,12 @@ percentiles() {
 	sort -n | awk '{v[NR] = $1} END {if (NR) print v[int(NR * .5) + (NR * .5 > int(NR * .5))], v[int(NR * .9) + (NR * .9 > int(NR * .9))], v[int(NR * .99) + (NR * .99 > int(NR * .99))], v[NR]}'
 }
 diag "longest IO of the runs, ms (percentiles 50 90 99 100): $(cat /tmp/pulls-max 2>/dev/null | percentiles)"
-# What the probe ended: the path's silence, and how long its heartbeat
-# went unanswered (half of silence_ms when its steps ran on time).
+# What the probe ended: the path's silence, how long its heartbeat went
+# unanswered (half of silence_ms when its steps ran on time) and how late
+# the step that sent the heartbeat ran.
 diag "the probe ended $(wc -l </tmp/pulls-probe 2>/dev/null || echo 0) silences; silence, ms (percentiles 50 90 99 100): $(cut -d' ' -f1 /tmp/pulls-probe 2>/dev/null | percentiles)"
 diag "heartbeat unanswered, ms (percentiles 50 90 99 100): $(cut -d' ' -f2 /tmp/pulls-probe 2>/dev/null | percentiles)"
+diag "heartbeat sent late, ms (percentiles 50 90 99 100): $(cut -d' ' -f3 /tmp/pulls-probe 2>/dev/null | percentiles)"
 check "fio ran throughout: $runs runs, at least one in every ten pulls" \
 	eval '[ "$runs" -gt 0 ] &&
 	{ ! test -s /tmp/pulls-stalled || { sed "s/^/# no run completed: /" /tmp/pulls-stalled; false; }; }'
