@@ -25,12 +25,13 @@ SELFTESTS=/opt/rtrs-rs/selftests
 MODDIR=/opt/rtrs-rs/modules
 
 # rtrs.slowdown=N on the kernel command line (run-tests, on a KASAN kernel):
-# the kernel runs N times slower or more, and so does a server's answer to
-# a heartbeat while it has IO. Our client's silence probe fails a path
-# that hears nothing for silence_ms (1000) with IO in flight, and would
-# take a slow server for a silent link: on such a kernel every load of our
-# rtrs-client gets a window N times the default, as the tests get time
-# bounds N times their own. A test's own silence_ms, given after it, wins.
+# the kernel runs N times slower or more. The tests' time bounds are N times
+# their own there, and so are the waits of wait_for and on_guest. So is a
+# server's answer to a heartbeat while it has IO: our client's silence
+# probe fails a path that hears nothing for silence_ms (1000) with IO in
+# flight, and would take a slow server for a silent link, so on such a
+# kernel every load of our rtrs-client gets a window N times the default.
+# A test's own silence_ms, given after it, wins.
 SLOWDOWN=$(sed -n 's/.* rtrs\.slowdown=\([0-9]*\).*/\1/p' /proc/cmdline)
 insmod() {
 	if [ -n "$SLOWDOWN" ] && [ "${1##*/}" = rtrs-client.ko ]; then
@@ -134,9 +135,10 @@ ktap_finish() {
 }
 
 # wait_for <seconds> <command...>: retry the command until it succeeds, with
-# a growing pause (0.1 s to 1 s) between tries. Fails after <seconds>.
+# a growing pause (0.1 s to 1 s) between tries. Fails after <seconds>, times
+# SLOWDOWN on a slow kernel: what a test waits for comes that much later.
 wait_for() {
-	local limit=$1 start=$SECONDS pause=0.1
+	local limit=$(($1 * ${SLOWDOWN:-1})) start=$SECONDS pause=0.1
 	shift
 	while ! "$@"; do
 		((SECONDS - start < limit)) || return 1
@@ -174,6 +176,7 @@ on_guest() {
 		tmo=$2
 		shift 2
 	fi
+	tmo=$((tmo * ${SLOWDOWN:-1}))
 	g=$1
 	shift
 	port=$(cat "/run/rtrs-peer/$g" 2>/dev/null) || {
