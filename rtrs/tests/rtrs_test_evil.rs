@@ -870,8 +870,13 @@ fn run(name: &str, out: &mut Outcome) -> Result {
                 c.state.wait_for(WAIT_MS, |s| {
                     answers(s) >= want || s.phase != Phase::Established
                 });
-                let s = c.state.lock();
-                let _ = seen.push((s.last_read_rsp, s.last_errno), GFP_KERNEL);
+                // Read under the state's spinlock, pushed after it: the
+                // push may allocate and sleep.
+                let answer = {
+                    let s = c.state.lock();
+                    (s.last_read_rsp, s.last_errno)
+                };
+                let _ = seen.push(answer, GFP_KERNEL);
             }
             let (reads, imms) = {
                 let s = c.state.lock();
