@@ -316,7 +316,10 @@ impl Session {
     /// breaks the cycle through its link handler. Called when the last
     /// device of the session is unmapped.
     pub(crate) fn close(&self) {
-        drop(self.events.inner.lock().clt.take());
+        // Dropped after the lock: were it the last reference, closing the
+        // RTRS session would raise a link event, whose handler takes it.
+        let clt = self.events.inner.lock().clt.take();
+        drop(clt);
         // A remap under way sees the session gone within a retry; the
         // module must not go before it ends.
         rb::workqueue::flush_work(&self.events.work);
