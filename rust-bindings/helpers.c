@@ -145,8 +145,14 @@ void rb_helper_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
 
 /* linux/workqueue.h */
 
-void rb_helper_init_delayed_work(struct delayed_work *dwork, work_func_t func)
-{ INIT_DELAYED_WORK(dwork, func); }
+void rb_helper_init_delayed_work(struct delayed_work *dwork, work_func_t func,
+				 const char *name, struct lock_class_key *key)
+{
+	INIT_DELAYED_WORK(dwork, func);
+#ifdef CONFIG_LOCKDEP
+	lockdep_init_map(&dwork->work.lockdep_map, name, key, 0);
+#endif
+}
 
 unsigned long rb_helper_msecs_to_jiffies(unsigned int m) { return msecs_to_jiffies(m); }
 

@@ -13,7 +13,7 @@ use crate::ffi;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 use kernel::prelude::*;
-use kernel::sync::Arc;
+use kernel::sync::{Arc, LockClassKey};
 use kernel::types::Opaque;
 
 /// `WQ_HIGHPRI`: the queue's work runs on the CPU's high-priority
@@ -140,16 +140,39 @@ pub trait DelayedWorkItem<const ID: u64 = 0>: HasDelayedWork<ID> + Send + Sync +
     fn run(this: Arc<Self>);
 }
 
+/// Creates a [`DelayedWork`] initialiser with a lockdep class of its own,
+/// as C's `INIT_DELAYED_WORK` gives each of its call sites:
+/// `hb_work <- new_delayed_work!("rtrs_clt_hb")`. With one class for all
+/// items, a work that cancels another synchronously looks to lockdep like
+/// a work waiting for itself.
+#[macro_export]
+macro_rules! new_delayed_work {
+    ($name:literal) => {
+        $crate::workqueue::DelayedWork::new(::kernel::c_str!($name), ::kernel::static_lock_class!())
+    };
+}
+pub use crate::new_delayed_work;
+
 impl<T: DelayedWorkItem<ID>, const ID: u64> DelayedWork<T, ID> {
-    /// An initialiser of an idle item.
-    pub fn new() -> impl PinInit<Self> {
+    /// An initialiser of an idle item whose completion lockdep knows as
+    /// `name`, of class `key`; [`new_delayed_work!`] makes both.
+    pub fn new(name: &'static CStr, key: &'static LockClassKey) -> impl PinInit<Self> {
+        // `LockClassKey` is `repr(transparent)` over an `Opaque` of the C
+        // `lock_class_key` (whose pointer accessor the 6.12 kernel crate
+        // keeps to itself): a pointer to it is one to the C key.
+        let key = core::ptr::from_ref(key)
+            .cast_mut()
+            .cast::<ffi::lock_class_key>();
         // SAFETY: `INIT_DELAYED_WORK` initialises the whole structure at its
-        // final place; the function is our trampoline for `T`.
+        // final place; the function is our trampoline for `T`; `name` and
+        // `key` are static, as lockdep keeps them.
         unsafe {
             kernel::init::pin_init_from_closure(move |slot: *mut Self| {
                 ffi::init_delayed_work(
                     Opaque::raw_get(core::ptr::addr_of!((*slot).dwork)),
                     Some(Self::run),
+                    name.as_char_ptr(),
+                    key,
                 );
                 Ok(())
             })

@@ -21,7 +21,9 @@ use kernel::{new_mutex, new_work};
 use rb::net::SockAddr;
 use rb::ratelimit::pr_err_ratelimited;
 use rb::sync::{new_waitable, SpinLockIrqBackend, Waitable, Waited};
-use rb::workqueue::{impl_has_delayed_work, DelayedWork, DelayedWorkItem, OwnedQueue};
+use rb::workqueue::{
+    impl_has_delayed_work, new_delayed_work, DelayedWork, DelayedWorkItem, OwnedQueue,
+};
 use rb_rdma::{
     Access, BorrowedSg, CmId, CmIdRef, Device, DmaAddr, DmaBuf, DmaDirection, MappedSg, MrMapping,
     Pd, SendFlags, SendOp, SendWr, Sge,
@@ -351,10 +353,10 @@ impl Path {
                 ),
                 conns <- new_mutex!(ConnSet::default(), "rtrs_clt_conns"),
                 files <- new_mutex!(None, "rtrs_clt_path_files"),
-                hb_work <- DelayedWork::new(),
-                recovery_work <- DelayedWork::new(),
-                reconnect_work <- DelayedWork::new(),
-                probe_work <- DelayedWork::new(),
+                hb_work <- new_delayed_work!("rtrs_clt_hb"),
+                recovery_work <- new_delayed_work!("rtrs_clt_recovery"),
+                reconnect_work <- new_delayed_work!("rtrs_clt_reconnect"),
+                probe_work <- new_delayed_work!("rtrs_clt_probe"),
                 close_work <- new_work!("rtrs_clt_close"),
             }? Error),
             GFP_KERNEL,

@@ -19,7 +19,9 @@ use rb::global::Global;
 use rb::kvec::VecExt;
 use rb::net::SockAddr;
 use rb::sync::{new_spinlock_irq, new_waitable, SpinLockIrq, SpinLockIrqBackend, Waitable};
-use rb::workqueue::{impl_has_delayed_work, DelayedWork, DelayedWorkItem, OwnedQueue};
+use rb::workqueue::{
+    impl_has_delayed_work, new_delayed_work, DelayedWork, DelayedWorkItem, OwnedQueue,
+};
 use rb_rdma::blocks::BlocksMap;
 use rb_rdma::cq::impl_has_cqe;
 use rb_rdma::mr::DmaMappedSg;
@@ -362,7 +364,7 @@ impl Path {
                     },
                     "rtrs_srv_path"
                 ),
-                hb_work <- DelayedWork::new(),
+                hb_work <- new_delayed_work!("rtrs_srv_hb"),
                 close_work <- new_work!("rtrs_srv_close"),
                 stats: Default::default(),
                 files <- new_mutex!(None, "rtrs_srv_path_files"),
