@@ -13,7 +13,8 @@ export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 # server guest: they run in a guest of the VM pair alone (rtrs.role= on its
 # kernel command line, scripts/rtrsvm.py). Anywhere else, as under kselftest's
 # run_tests on a host, each is skipped before it does anything.
-case " $(cat /proc/cmdline 2>/dev/null) " in
+CMDLINE=" $(cat /proc/cmdline 2>/dev/null) "
+case $CMDLINE in
 *" rtrs.role="*) ;;
 *)
 	echo "1..0 # SKIP not in a guest of the rtrs-rs VM pair (make check runs them there)"
@@ -32,7 +33,8 @@ MODDIR=/opt/rtrs-rs/modules
 # flight, and would take a slow server for a silent link, so on such a
 # kernel every load of our rtrs-client gets a window N times the default.
 # A test's own silence_ms, given after it, wins.
-SLOWDOWN=$(sed -n 's/.* rtrs\.slowdown=\([0-9]*\).*/\1/p' /proc/cmdline)
+SLOWDOWN=
+[[ $CMDLINE =~ \ rtrs\.slowdown=([0-9]+)\  ]] && SLOWDOWN=${BASH_REMATCH[1]}
 insmod() {
 	if [ -n "$SLOWDOWN" ] && [ "${1##*/}" = rtrs-client.ko ]; then
 		set -- "$1" "silence_ms=$((1000 * SLOWDOWN))" "${@:2}"

@@ -63,7 +63,7 @@ reconnect_now() {
 # pull <path index>: PULLS rounds of the link going silent until the path
 # leaves connected, then back until it is connected again.
 pull() {
-	local i=$1 k t0 t_down fenced
+	local i=$1 k t0 t_down fenced log
 	for ((k = 0; k < PULLS; k++)); do
 		kmsg_mark "pull-$i-$k"
 		t0=$SECONDS
@@ -82,10 +82,10 @@ pull() {
 		else
 			wait_for 180 state_is "$i" connected
 		fi || { diag "pull $k: not connected again"; return 1; }
-		kmsg_since "pull-$i-$k" |
-			sed -n 's/.*nothing from the server for \([0-9]*\) ms .* unanswered for \([0-9]*\) ms (sent \([0-9]*\) ms late).*/\1 \2 \3/p' |
-			head -1 >>/tmp/pulls-probe
-		fenced=$(kmsg_since "pull-$i-$k" | grep -o 'answered its IO in [0-9]* ms\|IOs failed over on other chunks' | head -1)
+		log=$(kmsg_since "pull-$i-$k")
+		sed -n 's/.*nothing from the server for \([0-9]*\) ms .* unanswered for \([0-9]*\) ms (sent \([0-9]*\) ms late).*/\1 \2 \3/p' \
+			<<<"$log" | head -1 >>/tmp/pulls-probe
+		fenced=$(grep -o 'answered its IO in [0-9]* ms\|IOs failed over on other chunks' <<<"$log" | head -1)
 		case $fenced in
 		answered*) echo >>/tmp/pulls-answered ;;
 		IOs*) echo >>/tmp/pulls-chunks ;;
