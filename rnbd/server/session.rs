@@ -38,9 +38,10 @@ enum Slot {
 /// # Locking
 ///
 /// `ctl` (a mutex: opening sleeps) > `Server::devs` > `devs` (a spinlock:
-/// IO looks its device up in it from the RTRS receive, which may be
-/// softirq). `ctl` is held across an open or a close, `devs` only to look
-/// at or change a slot.
+/// IO looks its device up in it from the RTRS receive, a workqueue, since
+/// the server's CQs are polled there) > a target's `inflight`. `ctl` is
+/// held across an open or a close, `devs` only to look at or change a
+/// slot.
 #[pin_data]
 pub(crate) struct Session {
     name: [u8; NAME_MAX],

@@ -12,11 +12,12 @@
 //! connections.
 //!
 //! Locking: a path's `conns` > its `inner` > a connection's INFO buffers,
-//! a request slot's `st` and `iu`; `Core::paths_up` (held while the user
-//! hears of link events) and `Core::limits` alone. Each struct's
-//! `# Locking` says what its locks guard. The IO path takes only the
-//! request slot's locks: it picks a path and a connection under RCU
-//! (`Core::paths`, `Path::cons`) and reads atomics.
+//! a request slot's `st` and `iu`; a path's `conns` > `Core::paths_up`
+//! (held while the user hears of link events) > `Core::limits`. Each
+//! struct's `# Locking` says what its locks guard, and
+//! `Documentation/design/locking.md` puts the orders together. The IO path
+//! takes the request slot's locks and its MR's: it picks a path and a
+//! connection under RCU (`Core::paths`, `Path::cons`) and reads atomics.
 
 #[allow(unsafe_code)]
 pub(crate) mod abi;

@@ -247,7 +247,8 @@ const PROBE_WORK: u64 = 3;
 /// # Locking
 ///
 /// - `conns` (a mutex) > `inner` (irq-safe spinlock) > a connection's INFO
-///   buffers, a request slot's lock. `files` (a mutex) is taken alone.
+///   buffers, a request slot's lock; `conns` > `Core::paths_up`. `files`
+///   (a mutex) is taken inside the session's `SessFiles::paths`.
 /// - `conns` is held while the connections are made, which waits for CM
 ///   events (`init`), and while they are torn down: no CM handler and no
 ///   completion takes it. The teardown calls the user with it held (the

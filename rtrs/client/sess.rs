@@ -46,8 +46,9 @@ pub(crate) struct Limits {
 /// - `paths`: IO walks it under RCU without a lock; writers (`open`,
 ///   `add_path`, `remove_path`, `close`) are serialised by its own mutex.
 /// - `paths_up` (a mutex) is held while the user hears of the session's
-///   link events, so they come in order; the user may call back
-///   (`rtrs_clt_query()` takes `limits`), so nothing else is under it.
+///   link events, so they come in order; a path's `conns` is held around
+///   it (the path counted up or down), and the user may call back
+///   (`rtrs_clt_query()` takes `limits`) but not into the path.
 /// - `limits` (irq-safe spinlock) is a leaf: what the servers told.
 /// - The policy, the reconnect limit, the round-robin cursors and the path
 ///   count are atomics, read per IO or by sysfs.

@@ -27,8 +27,9 @@ use rtrs_proto::msg::{ConnReq, ConnReqFault, ConnRsp, PROTO_VER_MAJOR};
 /// `sessions` > a session's `paths`. `listen` is taken alone, by the RDMA
 /// core's device callbacks and by `close`: dropping a listener under it
 /// waits for the listener's running connection handlers, which take
-/// `sessions`, never `listen`. All are mutexes (CM handlers, device
-/// callbacks and `close` run in process context).
+/// `sessions`, never `listen`. `client` (our `ib_client`, set at open and
+/// taken out at close) is taken alone. All are mutexes (CM handlers,
+/// device callbacks and `close` run in process context).
 #[pin_data]
 pub(crate) struct Ctx {
     /// The upper layer's callbacks.

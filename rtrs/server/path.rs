@@ -162,9 +162,13 @@ pub(crate) enum FenceWait {
 ///   what changes after the path was made; its wait queue is where the
 ///   close waits for the upper layer to answer every IO. A leaf: the
 ///   path's name is read under it, so nothing logs while holding it.
-/// - `files` (a mutex: sysfs sleeps) is taken alone.
+/// - `files` (a mutex: sysfs sleeps) is taken inside the session's
+///   `files`.
+/// - `read_rsp_ius[i]` (irq-safe) is chunk `i`'s READ_RSP buffer while an
+///   answer writes it (RTRS 2.1): a leaf.
 /// - The IO path reads `state`, `cons` (under RCU), `ops`, `op_state` and
-///   the MRs without a lock; `stats` and `hb`'s `seen` are atomics.
+///   the MRs without a lock; `stats` and `hb`'s `seen` are atomics. An
+///   answer's end takes `inner` to wake a close waiting for it.
 #[pin_data]
 pub(crate) struct Path {
     pub(crate) sess: Arc<Session>,
