@@ -148,6 +148,12 @@ type RecvSlot = active::RecvSlot<Conn>;
 impl_has_cqe!(impl HasCqe<0> for RecvSlot { self.cqe });
 
 /// One connection of the evil client.
+///
+/// # Locking
+///
+/// `state` (a `Waitable`: the scenario waits on it for the phase and the
+/// answers, which completions and CM handlers write) and `bufs` (bh-safe:
+/// completions post from it) are leaves, never held together.
 #[pin_data]
 struct Conn {
     /// The CON_REQ private data.

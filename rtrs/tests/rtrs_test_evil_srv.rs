@@ -458,6 +458,12 @@ impl Sess {
 }
 
 /// The module's state, shared by the listener, the connections and `ctl`.
+///
+/// # Locking
+///
+/// `sess` and `conns` (mutexes: CM handlers and `ctl` take them) are taken
+/// alone. `disk` (bh-safe: completions read and write it) is a leaf, taken
+/// inside a connection's `data`.
 #[pin_data]
 struct Ctx {
     /// Index of the scenario new sessions play.
@@ -493,6 +499,11 @@ type RecvSlot = active::RecvSlot<Conn>;
 impl_has_cqe!(impl HasCqe<0> for RecvSlot { self.cqe });
 
 /// One connection of a session.
+///
+/// # Locking
+///
+/// `data` (bh-safe) > `Ctx::disk`, while a read's answer is copied out;
+/// `msgs` (bh-safe) is a leaf.
 #[pin_data]
 struct Conn {
     ctx: Arc<Ctx>,
