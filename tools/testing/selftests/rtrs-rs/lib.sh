@@ -678,10 +678,15 @@ fault_fired() { [ "$(cat "/sys/kernel/debug/$1/times")" = 0 ]; }
 # Per run it appends to /tmp/<tag>-max its longest IO in ms (the larger of
 # read and write clat max) and to /tmp/<tag>-ios its count of 4k IOs, and
 # writes the number of runs done to /tmp/<tag>-runs; a run that failed adds
-# a line to /tmp/<tag>-fails. It clears those files first.
+# a line to /tmp/<tag>-fails. With FIO_SLOW_MS set, each IO that took that
+# long or longer adds a line to /tmp/<tag>-slow: the time it completed
+# (ms since the epoch), its latency in ms, and 0 for a read, 1 for a write.
+# It clears those files first.
 fio_loop() {
-	local tag=$1 mib=$2 dev=$3 n=0 out rc
-	rm -f "/tmp/$tag-stop" "/tmp/$tag-fails" "/tmp/$tag-runs" "/tmp/$tag-max" "/tmp/$tag-ios"
+	local tag=$1 mib=$2 dev=$3 n=0 out rc lat=()
+	rm -f "/tmp/$tag-stop" "/tmp/$tag-fails" "/tmp/$tag-runs" "/tmp/$tag-max" "/tmp/$tag-ios" \
+		"/tmp/$tag-slow" "/tmp/$tag-lat"_*
+	[ -n "$FIO_SLOW_MS" ] && lat=(--write_lat_log="/tmp/$tag-lat" --log_unix_epoch=1)
 	while [ ! -e "/tmp/$tag-stop" ]; do
 		# A missing /dev node would make fio write a regular file there
 		# and pass: a run without the device is a failed run.
@@ -694,8 +699,14 @@ fio_loop() {
 		fi
 		out=$(fio --name="$tag" --filename="$dev" --ioengine=libaio --direct=1 \
 			--rw=randwrite --bs=4k --iodepth=16 --size="${mib}M" --offset=$((n % 32 * mib))M \
-			--verify=crc32c --verify_fatal=1 --do_verify=1 --output-format=terse 2>&1)
+			--verify=crc32c --verify_fatal=1 --do_verify=1 --output-format=terse "${lat[@]}" 2>&1)
 		rc=$?
+		if [ -n "$FIO_SLOW_MS" ]; then
+			# One line per IO: epoch ms, clat in ns, direction, size.
+			awk -F', ' -v ms="$FIO_SLOW_MS" '$2 >= ms * 1000000 {print $1, int($2 / 1000000), $3}' \
+				"/tmp/$tag-lat_clat".*.log >>"/tmp/$tag-slow" 2>/dev/null
+			rm -f "/tmp/$tag-lat"_*
+		fi
 		if [ $rc != 0 ]; then
 			echo "run $n: status $rc: $(echo "$out" | grep -m3 -E 'err|verify|bad' | xargs)" >>"/tmp/$tag-fails"
 		fi

@@ -48,9 +48,10 @@ for p in "$ccls/$sess"/paths/*; do paths+=("$(basename "$p")"); done
 wait_for 60 test -b /dev/rnbd0 && wait_for 60 both_connected || bail "the two paths did not come up"
 echo round-robin >"$ccls/$sess/mpath_policy"
 
-# Verified fio runs of 4 MiB, back to back, the longest IO of each kept.
-rm -f /tmp/pulls-answered /tmp/pulls-chunks /tmp/pulls-stalled /tmp/pulls-probe
-fio_loop pulls 4 /dev/rnbd0 &
+# Verified fio runs of 4 MiB, back to back, the longest IO of each kept,
+# and each IO of a second or more.
+rm -f /tmp/pulls-answered /tmp/pulls-chunks /tmp/pulls-stalled /tmp/pulls-probe /tmp/pulls-times
+FIO_SLOW_MS=1000 fio_loop pulls 4 /dev/rnbd0 &
 
 # reconnect_now <path index>: connected, or a write of its reconnect file
 # (which fails while the path is still closing, and else connects it at
@@ -60,13 +61,20 @@ reconnect_now() {
 	state_is "$1" connected
 }
 
+# now_ms: the time in ms since the epoch, fio's clock in its latency logs.
+now_ms() { date +%s%3N; }
+
 # pull <path index>: PULLS rounds of the link going silent until the path
-# leaves connected, then back until it is connected again.
+# leaves connected, then back until it is connected again. Each round adds
+# a line to /tmp/pulls-times: the path, the round, and when (now_ms) the
+# silence began, the path was seen to leave connected, the link carried
+# packets again and the path was connected again.
 pull() {
-	local i=$1 k t0 t_down fenced log
+	local i=$1 k t0 t_down fenced log ms_on ms_down ms_back
 	for ((k = 0; k < PULLS; k++)); do
 		kmsg_mark "pull-$i-$k"
 		t0=$SECONDS
+		ms_on=$(now_ms)
 		# The server's side first: the client's silence starts at its
 		# last receive, as when a cable is pulled; with the client's
 		# side first, the server would go on answering for as long as
@@ -75,13 +83,16 @@ pull() {
 		on_server "link_silence eth$i on" && link_silence "eth$i" on || return 1
 		wait_for 120 eval '! state_is $i connected' || { diag "pull $k: still connected"; return 1; }
 		t_down=$((SECONDS - t0))
+		ms_down=$(now_ms)
 		link_silence "eth$i" off && on_server "link_silence eth$i off" || return 1
+		ms_back=$(now_ms)
 		t0=$SECONDS
 		if [ "${RECONNECT:-delay}" = sysfs ]; then
 			wait_for 180 reconnect_now "$i"
 		else
 			wait_for 180 state_is "$i" connected
 		fi || { diag "pull $k: not connected again"; return 1; }
+		echo "$i $k $ms_on $ms_down $ms_back $(now_ms)" >>/tmp/pulls-times
 		log=$(kmsg_since "pull-$i-$k")
 		sed -n 's/.*nothing from the server for \([0-9]*\) ms .* unanswered for \([0-9]*\) ms (sent \([0-9]*\) ms late).*/\1 \2 \3/p' \
 			<<<"$log" | head -1 >>/tmp/pulls-probe
@@ -120,6 +131,21 @@ diag "longest IO of the runs, ms (percentiles 50 90 99 100): $(cat /tmp/pulls-ma
 diag "the probe ended $(wc -l </tmp/pulls-probe 2>/dev/null || echo 0) silences; silence, ms (percentiles 50 90 99 100): $(cut -d' ' -f1 /tmp/pulls-probe 2>/dev/null | percentiles)"
 diag "heartbeat unanswered, ms (percentiles 50 90 99 100): $(cut -d' ' -f2 /tmp/pulls-probe 2>/dev/null | percentiles)"
 diag "heartbeat sent late, ms (percentiles 50 90 99 100): $(cut -d' ' -f3 /tmp/pulls-probe 2>/dev/null | percentiles)"
+# Where the IOs of a second or more fell among the pulls: for each, the
+# last pull whose silence began before the IO completed, and the IO's
+# start and end from that silence's beginning; then the pull's own times
+# from it (the path seen down, the link back, the path connected again).
+# The 40 longest are listed.
+diag "IOs of 1 s or more: $(wc -l </tmp/pulls-slow 2>/dev/null || echo 0)"
+sort -k2,2nr /tmp/pulls-slow 2>/dev/null | head -40 | awk '
+	NR == FNR { on[NR] = $3; who[NR] = $1 "/" $2; rest[NR] = ($4 - $3) " " ($5 - $3) " " ($6 - $3); n = NR; next }
+	{
+		p = 0
+		for (j = 1; j <= n; j++) if (on[j] <= $1 && (p == 0 || on[j] > on[p])) p = j
+		if (p == 0) { print "# slow IO: " $2 " ms, " ($3 ? "write" : "read") ", before any pull"; next }
+		split(rest[p], r, " ")
+		print "# slow IO: " $2 " ms, " ($3 ? "write" : "read") ", pull " who[p] ": from +" ($1 - $2 - on[p]) " to +" ($1 - on[p]) " ms of the silence (path down +" r[1] ", link back +" r[2] ", connected +" r[3] ")"
+	}' /tmp/pulls-times -
 check "fio ran throughout: $runs runs, at least one in every ten pulls" \
 	eval '[ "$runs" -gt 0 ] &&
 	{ ! test -s /tmp/pulls-stalled || { sed "s/^/# no run completed: /" /tmp/pulls-stalled; false; }; }'
