@@ -11,8 +11,9 @@
 # - With RTRS 2.1 (the default between our modules), the client asks the
 #   server on path 0 to close path 1 and answer its IO (a fence); once the
 #   server has, the IO fails over on its own chunks.
-# - With RTRS 2.1 and a disk that completes each IO after 4.5 s, the server
-#   answers the fence only once path 1's IO is done (slow_disk below).
+# - With RTRS 2.1 and a disk that completes each IO seconds after the
+#   client's probe fails the path, the server answers the fence only once
+#   path 1's IO is done (slow_disk below).
 # - With the client pinned to 2.0 (proto_ext=N), as against a C server,
 #   the IO fails over at once on other chunks, and the chunks it leaves
 #   stay fenced while a write of path 1 may still land in them: until the
@@ -118,22 +119,25 @@ back() {
 		--iodepth=16 --size=4M --offset=${off}M && [ "$(writes_of "$p1")" -gt "$w1" ]'
 }
 
-# slow_disk: RTRS 2.1 with a disk that completes each IO 4.5 s after it
-# came (a null_blk of the server with irqmode=2; null_blk fails a request
-# that takes 5 s with ETIMEDOUT): 15 writes go out at
-# once, half of them on path 1, and link 1 goes silent once the server
-# has taken the first of path 1's (its stats/rdma counts it). The
-# client's probe fails path 1 about 1 s after the silence, and the server
-# answers the fence only once path 1's writes are done, some 2 s after
-# the client asked; a server that confirmed the close first would answer
+# slow_disk: RTRS 2.1 with a disk that completes each IO 3.5 s plus the
+# client's silence window (1 s; 4 s on a slow kernel) after it came (a
+# null_blk of the server with irqmode=2, whose request timeout, 5 s by
+# default, is raised to 60 s): 15 writes go out at once, half of them on
+# path 1, and the server silences its side of link 1 as soon as it has
+# taken the first of path 1's (its stats/rdma counts it), then the client
+# its side. The client's probe fails path 1 about a window after the
+# silence, and the server answers the fence only once path 1's writes
+# are done, 2 to 3 s after the client asked, within the 5 s the client
+# waits for it; a server that confirmed the close first would answer
 # within milliseconds, and a write of the old path could then complete
 # after the same write failed over, and after a newer one. Every write
 # verifies.
 slow_disk() {
-	local nb=/sys/kernel/config/nullb/nullb1 ms pid w
-	check "slow disk: the server exports a disk that completes each IO after 4.5 s" on_server "
+	local nb=/sys/kernel/config/nullb/nullb1 ms pid w disk_ms=$((3500 + 1000 * ${SLOWDOWN:-1}))
+	check "slow disk: the server exports a disk that completes each IO after $disk_ms ms" on_server "
 		mkdir $nb && echo 64 >$nb/size && echo 1 >$nb/memory_backed && echo 2 >$nb/irqmode &&
-		echo 4500000000 >$nb/completion_nsec && echo 1 >$nb/power && wait_for 10 test -b /dev/nullb1"
+		echo ${disk_ms}000000 >$nb/completion_nsec && echo 1 >$nb/power &&
+		wait_for 10 test -b /dev/nullb1 && echo 60000 >/sys/block/nullb1/queue/io_timeout"
 	check "slow disk: mapped in the session" eval 'echo "sessname=$sess device_path=/dev/nullb1" \
 		>/sys/class/rnbd-client/ctl/map_device && wait_for 30 test -b /dev/rnbd1'
 	kmsg_mark fo-slow
@@ -141,8 +145,15 @@ slow_disk() {
 	fio --name=slow --filename=/dev/rnbd1 --ioengine=libaio --direct=1 --rw=randwrite --bs=4k \
 		--iodepth=15 --size=60k --verify=crc32c --verify_fatal=1 --do_verify=1 >/tmp/slow.out 2>&1 &
 	pid=$!
-	check "slow disk: link 1 goes silent under IO" eval 'wait_for 10 eval "[ \"\$(srv_writes \"\$sess\" \"\$p1\")\" -gt $w ]" &&
-		kill -0 $pid && link_silence eth1 on && on_server "link_silence eth1 on"'
+	# Polled on the server, 10 times a second, for a silence that
+	# begins within a tenth of a second of the write's arrival.
+	check "slow disk: link 1 goes silent under IO" eval 'on_server "
+		for i in \$(seq 100); do
+			set -- \$(cat /sys/class/rtrs-server/$sess/paths/$p1/stats/rdma)
+			[ \$3 -gt $w ] && break
+			sleep 0.1
+		done
+		[ \$3 -gt $w ] && link_silence eth1 on" && kill -0 $pid && link_silence eth1 on'
 	check "slow disk: every write verifies" wait $pid
 	ms=$(kmsg_since fo-slow | sed -n 's/.*the server closed the path and answered its IO in \([0-9]*\) ms.*/\1/p' |
 		head -1)
