@@ -37,7 +37,13 @@ cleanup() {
 fio_pid=
 trap cleanup EXIT
 
-slow_link() { link_delay "eth$1" "$2" && on_server "link_delay eth$1 $2"; }
+# slow_link <i> <ms>|off: link <i> delays each packet by <ms>, times
+# SLOWDOWN: on a slow kernel the heartbeats' round trips vary more.
+slow_link() {
+	local d=$2
+	[ "$d" = off ] || d=$((d * ${SLOWDOWN:-1}))
+	link_delay "eth$1" "$d" && on_server "link_delay eth$1 $d"
+}
 srv() { link_ip server client "$1"; }
 clt() { link_ip client server "$1"; }
 pdir() { echo "$ccls/$sess/paths/ip:$(clt "$1")@ip:$(srv "$1")"; }
