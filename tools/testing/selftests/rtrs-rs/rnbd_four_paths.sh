@@ -148,6 +148,12 @@ reader() {
 	while [ -d "$1" ]; do cat "$1"/* "$1"/stats/* >/dev/null 2>&1; done
 	return 0
 }
+# srv_path_to <address>: the server has a path of the session to <address>.
+srv_path_to() { on_server "ls /sys/class/rtrs-server/$sess/paths" | grep -q "@ip:$1\$"; }
+# remove_add: the client's remove_path ends with its side of the path; the
+# server closes its own once it hears of it, and until then refuses a
+# path to the same address (EEXIST, as C's server), so the path is added
+# again once the server's is gone, as an operator's script would.
 remove_add() { # <path index> <with source: 0|1>
 	local p r
 	p=$(pdir "$1")
@@ -155,6 +161,7 @@ remove_add() { # <path index> <with source: 0|1>
 	r=$!
 	echo 1 >"$p/remove_path" && wait_for 30 eval "! test -d $p" || { kill $r; return 1; }
 	wait $r
+	wait_for 30 eval "! srv_path_to $(srv "$1")" || return 1
 	if [ "$2" = 1 ]; then
 		echo "ip:$(clt "$1")@ip:$(srv "$1")" >"$ccls/$sess/add_path"
 	else
