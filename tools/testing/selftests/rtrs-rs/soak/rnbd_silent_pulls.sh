@@ -138,7 +138,7 @@ diag "heartbeat sent late, ms (percentiles 50 90 99 100): $(cut -d' ' -f3 /tmp/p
 # The 40 longest are listed.
 diag "IOs of 1 s or more: $(wc -l </tmp/pulls-slow 2>/dev/null || echo 0)"
 sort -k2,2nr /tmp/pulls-slow 2>/dev/null | head -40 | awk '
-	NR == FNR { on[NR] = $3; who[NR] = $1 "/" $2; rest[NR] = ($4 - $3) " " ($5 - $3) " " ($6 - $3); n = NR; next }
+	FILENAME == ARGV[1] { n++; on[n] = $3; who[n] = $1 "/" $2; rest[n] = ($4 - $3) " " ($5 - $3) " " ($6 - $3); next }
 	{
 		p = 0
 		for (j = 1; j <= n; j++) if (on[j] <= $1 && (p == 0 || on[j] > on[p])) p = j
