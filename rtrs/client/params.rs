@@ -34,7 +34,7 @@ module_param! {
     /// `silence_ms`.
     static SILENCE: UintParam = UintParam::new(SILENCE_MS);
     name: silence_ms, perm: 0o644,
-    desc: "Fail a path over when it hears nothing from its server for this many milliseconds, a heartbeat probe unanswered among them, while IO is in flight and another path is up; 0 leaves it to the QP and the heartbeats, as C (default: 1000)";
+    desc: "Fail a path over when it hears nothing from its server for this many milliseconds, the last two thirds waiting for a heartbeat sent after the first third, while IO is in flight and another path is up; 0 leaves it to the QP and the heartbeats, as C (default: 750)";
 }
 
 /// The silence window of a path with IO in flight, in milliseconds; 0:

@@ -24,11 +24,13 @@ pub const IO_DEADLINE_MS: u32 = 2 * HB_INTERVAL_MS * HB_MISSED_MAX;
 
 /// How long, by default, a client path with IO in flight may hear nothing
 /// from its server before it fails (`silence_ms`), when another path of
-/// its session can take the IO. Half of it passes before the path probes
-/// with a heartbeat, the other half waits for the answer. A link that
+/// its session can take the IO. A third of it passes before the path
+/// probes with a heartbeat, the other two thirds (500 ms) wait for the
+/// answer: the answer's wait is what keeps a live but busy server's path
+/// up, the time before the probe only spares heartbeats. A link that
 /// went silent is otherwise noticed only by the QP's retries, which rxe
 /// repeats for ever with C's retry count 7, or by the heartbeats, 35 s.
-pub const SILENCE_MS: u32 = 1000;
+pub const SILENCE_MS: u32 = 750;
 
 /// The deadline rule of a request posted at `posted_ns` (monotonic
 /// nanoseconds), looked at `now_ns`: its age in milliseconds once it has
@@ -94,10 +96,11 @@ pub enum ProbeAction {
     Fail {
         /// How long the path has heard nothing.
         silent_ms: u64,
-        /// How long the probe went unanswered: half of `silence_ms` when
-        /// every step ran on time; what is above it, the steps' lateness.
-        /// Below `silent_ms` by the time the path heard nothing before
-        /// the probe went out (a long idle, or half a window).
+        /// How long the probe went unanswered: two thirds of `silence_ms`
+        /// when every step ran on time; what is above it, the steps'
+        /// lateness. Below `silent_ms` by the time the path heard nothing
+        /// before the probe went out (a long idle, or a third of the
+        /// window).
         probe_ms: u64,
         /// How much later than asked the step that sent the probe ran: 0
         /// for the first step after an idle spell, which asks for none.
@@ -106,13 +109,13 @@ pub enum ProbeAction {
 }
 
 /// The silence probe of a client path: IO is in flight and nothing has
-/// arrived for half of `silence_ms`, so a heartbeat goes out; when it is
-/// not answered within the other half either, the path is dead to its IO.
-/// A live server answers a heartbeat from its completion handler, however
-/// slow its disks, so only a silent link or a dead peer fails the probe.
-/// A step that runs late (the CPU held up for a quarter of the window,
-/// with what arrived meanwhile perhaps still in its queues) does not fail
-/// the path: it looks again a quarter later.
+/// arrived for a third of `silence_ms`, so a heartbeat goes out; when it
+/// is not answered within the other two thirds either, the path is dead
+/// to its IO. A live server answers a heartbeat from its completion
+/// handler, however slow its disks, so only a silent link or a dead peer
+/// fails the probe. A step that would fail the path but runs late by
+/// half the answer's wait or more (the CPU held up, with what arrived
+/// meanwhile perhaps still in its queues) looks again that much later.
 ///
 /// # Invariants
 ///
@@ -147,16 +150,18 @@ impl Probe {
             self.sent_ns = None;
             return ProbeAction::Idle;
         }
-        let half = silence_ms as i64 * 500_000;
-        let quarter = half / 2;
+        let window = silence_ms as i64 * 1_000_000;
+        let probe_after = window / 3;
+        let answer_within = window - probe_after;
+        let grace = answer_within / 2;
         if let Some(sent) = self.sent_ns {
             if last_rx_ns >= sent {
                 // INVARIANT: answered (or anything else arrived) since.
                 self.sent_ns = None;
-            } else if now_ns.saturating_sub(sent) < half {
-                return self.wait(sent.saturating_add(half));
-            } else if due.is_some_and(|d| now_ns.saturating_sub(d) > quarter) {
-                return self.wait(now_ns.saturating_add(quarter));
+            } else if now_ns.saturating_sub(sent) < answer_within {
+                return self.wait(sent.saturating_add(answer_within));
+            } else if due.is_some_and(|d| now_ns.saturating_sub(d) > grace) {
+                return self.wait(now_ns.saturating_add(grace));
             } else if may_fail {
                 let silent = now_ns.saturating_sub(last_rx_ns).max(0) as u64;
                 let probe = now_ns.saturating_sub(sent).max(0) as u64;
@@ -168,18 +173,18 @@ impl Probe {
             } else {
                 // Nowhere to fail over to: the heartbeats decide the
                 // path's end; look again in case another path comes up.
-                return self.wait(now_ns.saturating_add(half));
+                return self.wait(now_ns.saturating_add(answer_within));
             }
         }
-        if now_ns.saturating_sub(last_rx_ns) >= half {
+        if now_ns.saturating_sub(last_rx_ns) >= probe_after {
             // INVARIANT: nothing arrived since `last_rx_ns` < `now_ns`.
             self.sent_ns = Some(now_ns);
             self.send_late_ns = due.map_or(0, |d| now_ns.saturating_sub(d).max(0));
-            let at_ns = now_ns.saturating_add(half);
+            let at_ns = now_ns.saturating_add(answer_within);
             self.due_ns = Some(at_ns);
             ProbeAction::Send { at_ns }
         } else {
-            self.wait(last_rx_ns.saturating_add(half))
+            self.wait(last_rx_ns.saturating_add(probe_after))
         }
     }
 
@@ -380,6 +385,19 @@ mod tests {
     }
 
     const MS: i64 = 1_000_000;
+    /// The default window and its parts, as `Probe::step` splits it.
+    const WINDOW: i64 = SILENCE_MS as i64 * MS;
+    const PROBE_AFTER: i64 = WINDOW / 3;
+    const ANSWER: i64 = WINDOW - PROBE_AFTER;
+    const GRACE: i64 = ANSWER / 2;
+
+    #[test]
+    fn default_window_splits_into_a_quarter_second_and_half_a_second() {
+        // What the parameter's description and the documents say.
+        assert_eq!(PROBE_AFTER, 250 * MS);
+        assert_eq!(ANSWER, 500 * MS);
+        assert_eq!(GRACE, 250 * MS);
+    }
 
     /// Runs a probe as the client's work does: at each time it asks for,
     /// with receives at `rx` (sorted) and IO in flight until `busy_until`.
@@ -398,7 +416,7 @@ mod tests {
                 }
                 ProbeAction::Send { at_ns } => {
                     sent += 1;
-                    assert_eq!(at_ns, now + SILENCE_MS as i64 * MS / 2);
+                    assert_eq!(at_ns, now + ANSWER);
                     now = at_ns;
                 }
                 ProbeAction::Fail { .. } => return (Some(now), sent),
@@ -414,9 +432,28 @@ mod tests {
         let last = rx[299];
         let (failed, sent) = run_probe(&rx, i64::MAX, true, 100_000 * MS);
         let failed = failed.expect("a silent path fails");
-        assert!(failed - last <= SILENCE_MS as i64 * MS, "{}", failed - last);
-        assert!(failed - last >= SILENCE_MS as i64 * MS);
+        assert_eq!(failed - last, WINDOW);
         assert_eq!(sent, 1);
+        // Any window: the probe goes out after a third of it, and the
+        // path fails when the window has passed.
+        for window_ms in [1, 2, 3, 10, 750, 1000, 4000, 3001] {
+            let mut p = Probe::default();
+            let w = window_ms as i64 * MS;
+            let t = p.step(0, 0, true, window_ms, true);
+            assert_eq!(t, ProbeAction::Wait { at_ns: w / 3 }, "{window_ms}");
+            assert_eq!(
+                p.step(w / 3, 0, true, window_ms, true),
+                ProbeAction::Send { at_ns: w },
+                "{window_ms}"
+            );
+            assert!(
+                matches!(
+                    p.step(w, 0, true, window_ms, true),
+                    ProbeAction::Fail { .. }
+                ),
+                "{window_ms}"
+            );
+        }
     }
 
     #[test]
@@ -445,8 +482,8 @@ mod tests {
                 a => panic!("{a:?} at {now}"),
             }
         }
-        // One probe per window and a half at most: cheap.
-        assert!((60..=120).contains(&probes), "{probes}");
+        // One probe per answer and a third of a window: 109 a minute.
+        assert!((100..=120).contains(&probes), "{probes}");
     }
 
     #[test]
@@ -461,20 +498,19 @@ mod tests {
     #[test]
     fn io_after_a_long_idle_is_watched_from_its_start() {
         // The last receive long ago, IO posted at 100 s: a probe at once,
-        // and a silent link fails the path one half-window later.
+        // and a silent link fails the path once it went unanswered.
         let mut p = Probe::default();
         let t = 100_000 * MS;
-        let half = SILENCE_MS as i64 * MS / 2;
         assert_eq!(
             p.step(t, 0, true, SILENCE_MS, true),
-            ProbeAction::Send { at_ns: t + half }
+            ProbeAction::Send { at_ns: t + ANSWER }
         );
         assert_eq!(
-            p.step(t + half - 1, 0, true, SILENCE_MS, true),
-            ProbeAction::Wait { at_ns: t + half }
+            p.step(t + ANSWER - 1, 0, true, SILENCE_MS, true),
+            ProbeAction::Wait { at_ns: t + ANSWER }
         );
         assert_eq!(
-            p.step(t + half, 0, true, SILENCE_MS, true),
+            p.step(t + ANSWER, 0, true, SILENCE_MS, true),
             ProbeAction::Fail {
                 silent_ms: 100_500,
                 probe_ms: 500,
@@ -490,19 +526,20 @@ mod tests {
         assert_eq!(sent, 1);
         // Another path comes up: the unanswered probe fails this one.
         let mut p = Probe::default();
-        let half = SILENCE_MS as i64 * MS / 2;
         assert!(matches!(
-            p.step(half, 0, true, SILENCE_MS, false),
+            p.step(PROBE_AFTER, 0, true, SILENCE_MS, false),
             ProbeAction::Send { .. }
         ));
         assert_eq!(
-            p.step(2 * half, 0, true, SILENCE_MS, false),
-            ProbeAction::Wait { at_ns: 3 * half }
+            p.step(WINDOW, 0, true, SILENCE_MS, false),
+            ProbeAction::Wait {
+                at_ns: WINDOW + ANSWER
+            }
         );
         assert_eq!(
-            p.step(3 * half, 0, true, SILENCE_MS, true),
+            p.step(WINDOW + ANSWER, 0, true, SILENCE_MS, true),
             ProbeAction::Fail {
-                silent_ms: 1500,
+                silent_ms: 1250,
                 probe_ms: 1000,
                 send_late_ms: 0
             }
@@ -511,23 +548,24 @@ mod tests {
 
     #[test]
     fn a_late_heartbeat_is_told_from_an_idle_spell() {
-        // IO in flight since the last receive at 0: the step due at 0.5 s
-        // runs at 0.8 s and sends the probe; the failure says so.
-        let half = SILENCE_MS as i64 * MS / 2;
+        // IO in flight since the last receive at 0: the step due at
+        // 0.25 s runs at 0.55 s and sends the probe; the failure says so.
         let mut p = Probe::default();
         assert_eq!(
             p.step(0, 0, true, SILENCE_MS, true),
-            ProbeAction::Wait { at_ns: half }
+            ProbeAction::Wait { at_ns: PROBE_AFTER }
         );
-        let late = half + 300 * MS;
+        let late = PROBE_AFTER + 300 * MS;
         assert_eq!(
             p.step(late, 0, true, SILENCE_MS, true),
-            ProbeAction::Send { at_ns: late + half }
+            ProbeAction::Send {
+                at_ns: late + ANSWER
+            }
         );
         assert_eq!(
-            p.step(late + half, 0, true, SILENCE_MS, true),
+            p.step(late + ANSWER, 0, true, SILENCE_MS, true),
             ProbeAction::Fail {
-                silent_ms: 1300,
+                silent_ms: 1050,
                 probe_ms: 500,
                 send_late_ms: 300
             }
@@ -539,22 +577,23 @@ mod tests {
         // A probe sent at 1 s; the step due at 1.5 s runs at 2.2 s (the
         // CPU held up): it looks again at 2.45 s, and fails then if
         // nothing came.
-        let half = SILENCE_MS as i64 * MS / 2;
         let mut p = Probe::default();
         let sent = 1000 * MS;
         assert_eq!(
             p.step(sent, 0, true, SILENCE_MS, true),
-            ProbeAction::Send { at_ns: sent + half }
+            ProbeAction::Send {
+                at_ns: sent + ANSWER
+            }
         );
-        let late = sent + half + 700 * MS;
+        let late = sent + ANSWER + 700 * MS;
         assert_eq!(
             p.step(late, 0, true, SILENCE_MS, true),
             ProbeAction::Wait {
-                at_ns: late + half / 2
+                at_ns: late + GRACE
             }
         );
         assert_eq!(
-            p.step(late + half / 2, 0, true, SILENCE_MS, true),
+            p.step(late + GRACE, 0, true, SILENCE_MS, true),
             ProbeAction::Fail {
                 silent_ms: 2450,
                 probe_ms: 1450,
@@ -566,16 +605,16 @@ mod tests {
         p.step(sent, 0, true, SILENCE_MS, true);
         p.step(late, 0, true, SILENCE_MS, true);
         assert_eq!(
-            p.step(late + half / 2, late + MS, true, SILENCE_MS, true),
+            p.step(late + GRACE, late + MS, true, SILENCE_MS, true),
             ProbeAction::Wait {
-                at_ns: late + MS + half
+                at_ns: late + MS + PROBE_AFTER
             }
         );
-        // On time, within a quarter: fails.
+        // Late by less than the grace: fails.
         let mut p = Probe::default();
         p.step(sent, 0, true, SILENCE_MS, true);
         assert!(matches!(
-            p.step(sent + half + half / 2, 0, true, SILENCE_MS, true),
+            p.step(sent + ANSWER + GRACE, 0, true, SILENCE_MS, true),
             ProbeAction::Fail { .. }
         ));
     }
@@ -587,7 +626,7 @@ mod tests {
         assert_eq!(
             p.step(0, 10, true, SILENCE_MS, true),
             ProbeAction::Wait {
-                at_ns: 10 + 500 * MS
+                at_ns: 10 + PROBE_AFTER
             }
         );
         // No overflow at the clock's ends.

@@ -120,20 +120,22 @@ back() {
 }
 
 # slow_disk: RTRS 2.1 with a disk that completes each IO 3.5 s plus the
-# client's silence window (1 s; 4 s on a slow kernel) after it came (a
-# null_blk of the server with irqmode=2, whose request timeout, 5 s by
-# default, is raised to 60 s): 15 writes go out at once, half of them on
-# path 1, and the server silences its side of link 1 as soon as it has
-# taken the first of path 1's (its stats/rdma counts it), then the client
-# its side. The client's probe fails path 1 about a window after the
-# silence, and the server answers the fence only once path 1's writes
-# are done, 2 to 3 s after the client asked, within the 5 s the client
+# client's silence window (silence_ms, 4 times the default on a slow
+# kernel) after it came (a null_blk of the server with irqmode=2, whose
+# request timeout, 5 s by default, is raised to 60 s): 15 writes go out
+# at once, half of them on path 1, and the server silences its side of
+# link 1 as soon as it has taken the first of path 1's (its stats/rdma
+# counts it), then the client its side. The client's probe fails path 1
+# about a window after the silence, and the server answers the fence
+# only once path 1's writes are done, about 3.5 s after the client
+# asked, within the 5 s the client
 # waits for it; a server that confirmed the close first would answer
 # within milliseconds, and a write of the old path could then complete
 # after the same write failed over, and after a newer one. Every write
 # verifies.
 slow_disk() {
-	local nb=/sys/kernel/config/nullb/nullb1 ms pid w disk_ms=$((3500 + 1000 * ${SLOWDOWN:-1}))
+	local nb=/sys/kernel/config/nullb/nullb1 ms pid w
+	local disk_ms=$((3500 + $(cat /sys/module/rtrs_client/parameters/silence_ms)))
 	check "slow disk: the server exports a disk that completes each IO after $disk_ms ms" on_server "
 		mkdir $nb && echo 64 >$nb/size && echo 1 >$nb/memory_backed && echo 2 >$nb/irqmode &&
 		echo ${disk_ms}000000 >$nb/completion_nsec && echo 1 >$nb/power &&

@@ -128,7 +128,7 @@ percentiles() {
 }
 diag "longest IO of the runs, ms (percentiles 50 90 99 100): $(cat /tmp/pulls-max 2>/dev/null | percentiles)"
 # What the probe ended: the path's silence, how long its heartbeat went
-# unanswered (half of silence_ms when its steps ran on time) and how late
+# unanswered (two thirds of silence_ms when its steps ran on time) and how late
 # the step that sent the heartbeat ran.
 diag "the probe ended $(wc -l </tmp/pulls-probe 2>/dev/null || echo 0) silences; silence, ms (percentiles 50 90 99 100): $(cut -d' ' -f1 /tmp/pulls-probe 2>/dev/null | percentiles)"
 diag "heartbeat unanswered, ms (percentiles 50 90 99 100): $(cut -d' ' -f2 /tmp/pulls-probe 2>/dev/null | percentiles)"
