@@ -154,12 +154,17 @@ impl Probe {
         let probe_after = window / 3;
         let answer_within = window - probe_after;
         let grace = answer_within / 2;
+        // While a heartbeat waits, the steps look this often too: an
+        // answer starts a new silence, whose heartbeat is due a third of
+        // a window after it, not when the answered one's wait is over.
+        let look = probe_after / 2;
         if let Some(sent) = self.sent_ns {
             if last_rx_ns >= sent {
                 // INVARIANT: answered (or anything else arrived) since.
                 self.sent_ns = None;
             } else if now_ns.saturating_sub(sent) < answer_within {
-                return self.wait(sent.saturating_add(answer_within));
+                let end = sent.saturating_add(answer_within);
+                return self.wait(end.min(now_ns.saturating_add(look)));
             } else if due.is_some_and(|d| now_ns.saturating_sub(d) > grace) {
                 return self.wait(now_ns.saturating_add(grace));
             } else if may_fail {
@@ -180,7 +185,7 @@ impl Probe {
             // INVARIANT: nothing arrived since `last_rx_ns` < `now_ns`.
             self.sent_ns = Some(now_ns);
             self.send_late_ns = due.map_or(0, |d| now_ns.saturating_sub(d).max(0));
-            let at_ns = now_ns.saturating_add(answer_within);
+            let at_ns = now_ns.saturating_add(look);
             self.due_ns = Some(at_ns);
             ProbeAction::Send { at_ns }
         } else {
@@ -390,6 +395,30 @@ mod tests {
     const PROBE_AFTER: i64 = WINDOW / 3;
     const ANSWER: i64 = WINDOW - PROBE_AFTER;
     const GRACE: i64 = ANSWER / 2;
+    const LOOK: i64 = PROBE_AFTER / 2;
+
+    /// Runs `p` from `now` at each time it asks for, with the last
+    /// receive `rx(now)` and IO in flight, until it fails (its time and
+    /// action) or `end` passes.
+    fn follow(
+        p: &mut Probe,
+        mut now: i64,
+        rx: impl Fn(i64) -> i64,
+        may_fail: impl Fn(i64) -> bool,
+        end: i64,
+    ) -> Option<(i64, ProbeAction)> {
+        while now <= end {
+            match p.step(now, rx(now), true, SILENCE_MS, may_fail(now)) {
+                ProbeAction::Wait { at_ns } | ProbeAction::Send { at_ns } => {
+                    assert!(at_ns > now, "a step moves on");
+                    now = at_ns;
+                }
+                a @ ProbeAction::Fail { .. } => return Some((now, a)),
+                ProbeAction::Idle => panic!("idle at {now}"),
+            }
+        }
+        None
+    }
 
     #[test]
     fn default_window_splits_into_a_quarter_second_and_half_a_second() {
@@ -416,7 +445,7 @@ mod tests {
                 }
                 ProbeAction::Send { at_ns } => {
                     sent += 1;
-                    assert_eq!(at_ns, now + ANSWER);
+                    assert_eq!(at_ns, now + LOOK);
                     now = at_ns;
                 }
                 ProbeAction::Fail { .. } => return (Some(now), sent),
@@ -441,18 +470,15 @@ mod tests {
             let w = window_ms as i64 * MS;
             let t = p.step(0, 0, true, window_ms, true);
             assert_eq!(t, ProbeAction::Wait { at_ns: w / 3 }, "{window_ms}");
-            assert_eq!(
-                p.step(w / 3, 0, true, window_ms, true),
-                ProbeAction::Send { at_ns: w },
-                "{window_ms}"
-            );
-            assert!(
-                matches!(
-                    p.step(w, 0, true, window_ms, true),
-                    ProbeAction::Fail { .. }
-                ),
-                "{window_ms}"
-            );
+            let mut now = w / 3;
+            loop {
+                match p.step(now, 0, true, window_ms, true) {
+                    ProbeAction::Send { at_ns } | ProbeAction::Wait { at_ns } => now = at_ns,
+                    ProbeAction::Fail { .. } => break,
+                    a => panic!("{a:?} at {now}, window {window_ms}"),
+                }
+            }
+            assert_eq!(now, w, "{window_ms}");
         }
     }
 
@@ -503,19 +529,18 @@ mod tests {
         let t = 100_000 * MS;
         assert_eq!(
             p.step(t, 0, true, SILENCE_MS, true),
-            ProbeAction::Send { at_ns: t + ANSWER }
+            ProbeAction::Send { at_ns: t + LOOK }
         );
         assert_eq!(
-            p.step(t + ANSWER - 1, 0, true, SILENCE_MS, true),
-            ProbeAction::Wait { at_ns: t + ANSWER }
-        );
-        assert_eq!(
-            p.step(t + ANSWER, 0, true, SILENCE_MS, true),
-            ProbeAction::Fail {
-                silent_ms: 100_500,
-                probe_ms: 500,
-                send_late_ms: 0
-            }
+            follow(&mut p, t + LOOK, |_| 0, |_| true, i64::MAX),
+            Some((
+                t + ANSWER,
+                ProbeAction::Fail {
+                    silent_ms: 100_500,
+                    probe_ms: 500,
+                    send_late_ms: 0
+                }
+            ))
         );
     }
 
@@ -530,19 +555,23 @@ mod tests {
             p.step(PROBE_AFTER, 0, true, SILENCE_MS, false),
             ProbeAction::Send { .. }
         ));
+        // Up at 1.1 s: the next step, at 1.25 s, fails the path.
         assert_eq!(
-            p.step(WINDOW, 0, true, SILENCE_MS, false),
-            ProbeAction::Wait {
-                at_ns: WINDOW + ANSWER
-            }
-        );
-        assert_eq!(
-            p.step(WINDOW + ANSWER, 0, true, SILENCE_MS, true),
-            ProbeAction::Fail {
-                silent_ms: 1250,
-                probe_ms: 1000,
-                send_late_ms: 0
-            }
+            follow(
+                &mut p,
+                PROBE_AFTER + LOOK,
+                |_| 0,
+                |t| t >= 1100 * MS,
+                i64::MAX
+            ),
+            Some((
+                WINDOW + ANSWER,
+                ProbeAction::Fail {
+                    silent_ms: 1250,
+                    probe_ms: 1000,
+                    send_late_ms: 0
+                }
+            ))
         );
     }
 
@@ -558,17 +587,18 @@ mod tests {
         let late = PROBE_AFTER + 300 * MS;
         assert_eq!(
             p.step(late, 0, true, SILENCE_MS, true),
-            ProbeAction::Send {
-                at_ns: late + ANSWER
-            }
+            ProbeAction::Send { at_ns: late + LOOK }
         );
         assert_eq!(
-            p.step(late + ANSWER, 0, true, SILENCE_MS, true),
-            ProbeAction::Fail {
-                silent_ms: 1050,
-                probe_ms: 500,
-                send_late_ms: 300
-            }
+            follow(&mut p, late + LOOK, |_| 0, |_| true, i64::MAX),
+            Some((
+                late + ANSWER,
+                ProbeAction::Fail {
+                    silent_ms: 1050,
+                    probe_ms: 500,
+                    send_late_ms: 300
+                }
+            ))
         );
     }
 
@@ -577,15 +607,26 @@ mod tests {
         // A probe sent at 1 s; the step due at 1.5 s runs at 2.2 s (the
         // CPU held up): it looks again at 2.45 s, and fails then if
         // nothing came.
-        let mut p = Probe::default();
         let sent = 1000 * MS;
-        assert_eq!(
-            p.step(sent, 0, true, SILENCE_MS, true),
-            ProbeAction::Send {
-                at_ns: sent + ANSWER
+        // A probe sent at `sent`, its steps run on time until the one
+        // due when its answer's wait is over.
+        let waited = || {
+            let mut p = Probe::default();
+            let mut at = match p.step(sent, 0, true, SILENCE_MS, true) {
+                ProbeAction::Send { at_ns } => at_ns,
+                a => panic!("{a:?}"),
+            };
+            while at < sent + ANSWER {
+                at = match p.step(at, 0, true, SILENCE_MS, true) {
+                    ProbeAction::Wait { at_ns } => at_ns,
+                    a => panic!("{a:?} at {at}"),
+                };
             }
-        );
+            assert_eq!(at, sent + ANSWER);
+            p
+        };
         let late = sent + ANSWER + 700 * MS;
+        let mut p = waited();
         assert_eq!(
             p.step(late, 0, true, SILENCE_MS, true),
             ProbeAction::Wait {
@@ -601,8 +642,7 @@ mod tests {
             }
         );
         // What the held-up CPU had in its queues came meanwhile: kept.
-        let mut p = Probe::default();
-        p.step(sent, 0, true, SILENCE_MS, true);
+        let mut p = waited();
         p.step(late, 0, true, SILENCE_MS, true);
         assert_eq!(
             p.step(late + GRACE, late + MS, true, SILENCE_MS, true),
@@ -611,12 +651,23 @@ mod tests {
             }
         );
         // Late by less than the grace: fails.
-        let mut p = Probe::default();
-        p.step(sent, 0, true, SILENCE_MS, true);
+        let mut p = waited();
         assert!(matches!(
             p.step(sent + ANSWER + GRACE, 0, true, SILENCE_MS, true),
             ProbeAction::Fail { .. }
         ));
+    }
+
+    #[test]
+    fn a_probe_answered_just_before_the_silence_does_not_delay_the_next() {
+        // Receives until 0, a probe at 0.25 s answered 10 ms later, then
+        // nothing: the path fails a window after that answer, not a
+        // window after the answered probe's own wait was over.
+        let answer = PROBE_AFTER + 10 * MS;
+        let mut p = Probe::default();
+        let rx = |t: i64| if t >= answer { answer } else { 0 };
+        let (failed, _) = follow(&mut p, 0, rx, |_| true, i64::MAX).unwrap();
+        assert_eq!(failed, answer + WINDOW);
     }
 
     #[test]
