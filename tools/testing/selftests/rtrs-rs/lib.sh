@@ -29,17 +29,19 @@ MODDIR=/opt/rtrs-rs/modules
 # the kernel runs N times slower or more. The tests' time bounds are N times
 # their own there, and so are the waits of wait_for and on_guest. So is a
 # server's answer to a heartbeat while it has IO: our client's silence
-# probe fails a path that hears nothing for silence_ms (750) with IO in
-# flight, and would take a slow server for a silent link, so on such a
-# kernel every load of our rtrs-client gets a window N times the default.
-# A test's own silence_ms, given after it, wins.
+# probe fails a path that hears nothing for silence_ms with IO in flight,
+# and would take a slow server for a silent link, so on such a kernel every
+# load of our rtrs-client gets a window N times the module's default (read
+# from the module once loaded, not repeated here). A test's own
+# silence_ms, given on the command line, wins.
 SLOWDOWN=
 [[ $CMDLINE =~ \ rtrs\.slowdown=([0-9]+)\  ]] && SLOWDOWN=${BASH_REMATCH[1]}
 insmod() {
-	if [ -n "$SLOWDOWN" ] && [ "${1##*/}" = rtrs-client.ko ]; then
-		set -- "$1" "silence_ms=$((750 * SLOWDOWN))" "${@:2}"
+	local p=/sys/module/rtrs_client/parameters/silence_ms
+	command insmod "$@" || return
+	if [ -n "$SLOWDOWN" ] && [ "${1##*/}" = rtrs-client.ko ] && [[ " ${*:2} " != *" silence_ms="* ]]; then
+		echo $(($(cat $p) * SLOWDOWN)) >$p
 	fi
-	command insmod "$@"
 }
 SERVER_IP0=192.0.2.1
 CLIENT_IP0=192.0.2.2

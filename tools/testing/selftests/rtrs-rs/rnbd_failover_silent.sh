@@ -128,11 +128,10 @@ back() {
 # counts it), then the client its side. The client's probe fails path 1
 # about a window after the silence, and the server answers the fence
 # only once path 1's writes are done, about 3.5 s after the client
-# asked, within the 5 s the client
-# waits for it; a server that confirmed the close first would answer
-# within milliseconds, and a write of the old path could then complete
-# after the same write failed over, and after a newer one. Every write
-# verifies.
+# asked, within the 5 s the client waits for it; a server that confirmed
+# the close first would answer within milliseconds, and a write of the
+# old path could then complete after the same write failed over, and
+# after a newer one. Every write verifies.
 slow_disk() {
 	local nb=/sys/kernel/config/nullb/nullb1 ms pid w
 	local disk_ms=$((3500 + $(cat /sys/module/rtrs_client/parameters/silence_ms)))
