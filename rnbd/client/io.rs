@@ -115,7 +115,7 @@ impl Operations for RnbdMq {
         rq.start();
         let msg = Io {
             device_id: dev.device_id(),
-            sector: rq.sector(),
+            sector: Io::wire_sector(rq.sector(), rq.bytes()),
             rw,
             bi_size: rq.bytes(),
             prio: rq.ioprio(),

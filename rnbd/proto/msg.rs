@@ -800,6 +800,29 @@ impl Io {
         })
     }
 
+    /// The sector a client sends for a request at `sector` of `bi_size`
+    /// bytes: 0 for a request without data. blk-mq hands a driver the
+    /// flush of a flush sequence with no position (`blk_rq_init()` sets
+    /// `__sector` to `(sector_t)-1`), and a server whose device has 4 KiB
+    /// logical blocks submits a zero-sized bio at sector -1, which
+    /// `bio_unaligned()` fails with EIO: every flush would fail there.
+    pub const fn wire_sector(sector: u64, bi_size: u32) -> u64 {
+        if bi_size == 0 {
+            0
+        } else {
+            sector
+        }
+    }
+
+    /// The sector the server submits the IO's bio at: for an IO without
+    /// data (a flush) 0, whatever the client sent, so that a flush of a
+    /// client that sends blk-mq's position -1 (C's) succeeds on a device
+    /// with large logical blocks. Nothing is read or written at the sector
+    /// of a zero-sized bio.
+    pub const fn bio_sector(&self) -> u64 {
+        Self::wire_sector(self.sector, self.bi_size)
+    }
+
     /// The priority the server applies on a session of version `ver`: none
     /// before protocol 2.
     pub const fn prio_for_version(&self, ver: u8) -> u16 {
@@ -1336,6 +1359,38 @@ mod tests {
         b[0] = 5;
         assert_eq!(Io::decode(&b), Err(Error::Inval));
         assert_eq!(msg.encode(&mut [0; 31]), Err(Error::MsgSize));
+    }
+
+    #[test]
+    fn io_without_data_has_sector_0() {
+        // blk-mq's flush request: REQ_OP_FLUSH at sector (sector_t)-1.
+        assert_eq!(Io::wire_sector(u64::MAX, 0), 0);
+        assert_eq!(Io::wire_sector(8, 4096), 8);
+        let flush = |sector| Io {
+            device_id: 3,
+            sector,
+            rw: Rw::from_request(BlkOpf {
+                op: ReqOp::Flush,
+                sync: false,
+                fua: false,
+                preflush: true,
+            }),
+            bi_size: 0,
+            prio: 0,
+        };
+        // C's client sends -1; the bio goes to sector 0, aligned for any
+        // logical block size.
+        assert_eq!(flush(u64::MAX).bio_sector(), 0);
+        assert_eq!(flush(0).bio_sector(), 0);
+        let write = Io {
+            bi_size: 4096,
+            rw: Rw {
+                op: Op::Write,
+                flags: OpFlags::FUA,
+            },
+            ..flush(24)
+        };
+        assert_eq!(write.bio_sector(), 24);
     }
 
     #[test]
