@@ -163,7 +163,7 @@ fn process_io(sess: &Session, io: ClientIo, usr: &[u8]) {
         preflush: opf.preflush,
         fua: opf.fua,
         sync: opf.sync,
-        sector: msg.sector,
+        sector: msg.bio_sector(),
         size: msg.bi_size,
         prio: msg.prio_for_version(sess.ver()),
     };
