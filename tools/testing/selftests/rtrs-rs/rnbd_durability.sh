@@ -1,0 +1,149 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# timeout=900
+# What a flush or an O_DSYNC write of the client completed is on the
+# server's disk when the disk loses power; what neither covered is not.
+#
+# The server's disk is a null_blk made through configfs: memory-backed, a
+# volatile write cache (cache_size) and FUA, 4096-byte logical blocks (as
+# many NVMe drives) unless said. Writing 0 to its `power` drops the cache,
+# and with it every write no flush or FUA put on the medium: the kernel's
+# own model of a power cut. The client writes three sets of 64 blocks with
+# O_DIRECT: A then fsync() (a REQ_PREFLUSH), B with O_DSYNC (REQ_FUA writes
+# and a flush), C with neither, last. It unmaps, the server's disk loses
+# power and comes back, the client maps it again: A and B read back, every
+# block. A control on the server itself shows that C is lost there (so the
+# test can tell), and the client's queue says "write back" with FUA, as
+# the server announced.
+#
+# blk-mq gives the flush request of a flush sequence no position (sector
+# -1), which C's client sends as it is; a device with 4 KiB logical blocks
+# fails a zero-sized bio at sector -1 as unaligned, so C's stack fails every
+# fsync() there with EIO (recorded, the control with 512-byte blocks
+# passes). Ours sends a flush at sector 0 and our server submits any IO
+# without data at sector 0, so each of ours flushes against C's peer too.
+. "$(dirname "$0")/lib.sh"
+
+sess=dur
+ctl=/sys/class/rnbd-client/ctl
+nb=/sys/kernel/config/nullb/dur
+# <client stack>:<server stack>:<logical block size>; C's stack first.
+CASES=${CASES:-c:c:512 c:c:4096 rnbd:rnbd:4096 c:rnbd:4096 rnbd:c:4096}
+# Per case: four checks, five for one that must flush (not C's on 4096).
+n=3
+for c in $CASES; do
+	case $c in c:c:4096) n=$((n + 4)) ;; *) n=$((n + 5)) ;; esac
+done
+ktap_plan $n
+
+cleanup() {
+	rnbd_cleanup
+	on_server "rmdir $nb 2>/dev/null; rmmod null_blk 2>/dev/null; true"
+}
+trap cleanup EXIT
+
+# nullb_make <block size>: a 64 MiB configfs null_blk as above, powered
+# on; prints its /dev path. Runs on the server.
+nullb_make() {
+	local nb=/sys/kernel/config/nullb/dur
+	rmdir $nb 2>/dev/null
+	{ mod_loaded null_blk || modprobe null_blk nr_devices=0; } && mkdir $nb &&
+		echo 64 >$nb/size && echo "$1" >$nb/blocksize && echo 1 >$nb/memory_backed &&
+		echo 32 >$nb/cache_size && echo 1 >$nb/fua && echo 1 >$nb/power &&
+		test -b /dev/dur && echo /dev/dur
+}
+# nullb_power_cycle: the disk loses power (and its cache) and comes back;
+# prints its /dev path again. Runs on the server.
+nullb_power_cycle() {
+	local nb=/sys/kernel/config/nullb/dur
+	echo 0 >$nb/power && echo 1 >$nb/power && test -b /dev/dur &&
+		echo /dev/dur
+}
+# set_io <dev> <set> [fio options]: fio on the set's 64 blocks (A at 0,
+# B at 1 MiB, C at 2 MiB), each block with a verify header of its offset
+# and a checksum; the same set reads back with --verify_only.
+set_io() {
+	local dev=$1 s=$2 off
+	shift 2
+	case $s in A) off=0 ;; B) off=1m ;; C) off=2m ;; esac
+	fio --name="set$s" --filename="$dev" --ioengine=psync --direct=1 --rw=write --bs=4k \
+		--offset=$off --size=256k --verify=crc32c --verify_fatal=1 "$@" >/dev/null 2>&1
+}
+# write_sets <dev>: A then fsync(), B with O_DSYNC, C with neither; prints
+# "A=<rc> B=<rc> C=<rc>" of fio's exit codes.
+write_sets() {
+	local a b c
+	set_io "$1" A --do_verify=0 --end_fsync=1
+	a=$?
+	set_io "$1" B --do_verify=0 --sync=dsync
+	b=$?
+	set_io "$1" C --do_verify=0
+	c=$?
+	echo "A=$a B=$b C=$c"
+}
+# read_sets <dev>: which sets read back as written, "A B C", with a set
+# that did not as "-".
+read_sets() {
+	local s out=
+	for s in A B C; do
+		if set_io "$1" $s --verify_only=1; then out="$out $s"; else out="$out -"; fi
+	done
+	echo "${out# }"
+}
+fns="$(declare -f nullb_make nullb_power_cycle set_io write_sets read_sets)"
+
+rxe_up || bail "rxe did not come up"
+
+# The control, on the server alone: the disk keeps what a flush and FUA
+# covered and loses the rest.
+on_server "unload_rnbd_rtrs; rmmod null_blk 2>/dev/null; true"
+out=$(on_server "$fns
+	dev=\$(nullb_make 4096) && echo \"writes: \$(write_sets \$dev)\" &&
+	dev=\$(nullb_power_cycle) && echo \"after: \$(read_sets \$dev)\"")
+diag "server alone, 4096-byte blocks: ${out//$'\n'/; }"
+check "server alone: every write returns" eval '[[ "$out" = *"writes: A=0 B=0 C=0"* ]]'
+check "server alone: after a power cut A and B are there, C is lost" \
+	eval '[[ "$out" = *"after: A B -"* ]]'
+
+for c in $CASES; do
+	IFS=: read -r cst sst bs <<<"$c"
+	name="client $cst, server $sst, $bs-byte blocks"
+	on_server "unload_rnbd_rtrs; rmmod null_blk 2>/dev/null; true"
+	dev=$(on_server "$fns
+		nullb_make $bs") && on_server "srv_stack_load $sst" && clt_stack_load "$cst" ||
+		bail "$name: cannot load"
+	check "$name: $dev mapped, write back with FUA as the server's disk" eval '
+		echo "sessname=$sess path=ip:$SERVER_IP0 device_path=$dev" >$ctl/map_device &&
+		wait_for 60 test -b /dev/rnbd0 &&
+		[ "$(cat /sys/block/rnbd0/queue/write_cache)" = "write back" ] &&
+		[ "$(cat /sys/block/rnbd0/queue/fua)" = 1 ] &&
+		[ "$(cat /sys/block/rnbd0/queue/logical_block_size)" = "$bs" ]'
+	kmsg_mark "dur-$c"
+	w=$(write_sets /dev/rnbd0)
+	diag "$name: writes: $w"
+	if [ "$c" = c:c:4096 ]; then
+		diag "$name: C's client and server log:"
+		kmsg_since "dur-$c" | grep -v 'rtrs-rs: mark' | sed 's/^/#   /' | head -8
+	else
+		check "$name: the fsync() and every O_DSYNC write succeed" eval '[ "$w" = "A=0 B=0 C=0" ]'
+	fi
+	check "$name: unmapped" rnbd_unmap_all
+	unload_rnbd_rtrs -w 30
+	dev=$(on_server "unload_rnbd_rtrs -w 30 && $fns
+		nullb_power_cycle") && on_server "srv_stack_load $sst" && clt_stack_load "$cst" ||
+		bail "$name: cannot load again after the power cut"
+	r=$(echo "sessname=$sess path=ip:$SERVER_IP0 device_path=$dev" >$ctl/map_device &&
+		wait_for 60 test -b /dev/rnbd0 && read_sets /dev/rnbd0)
+	diag "$name: after the power cut: ${r:-not mapped}"
+	if [ "$c" = c:c:4096 ]; then
+		check "$name: mapped again after the power cut" eval '[ -n "$r" ]'
+	else
+		check "$name: after the power cut A (flushed) and B (O_DSYNC) are there, every block" \
+			eval '[[ "$r" = "A B "? ]]'
+	fi
+	check "$name: unmapped again" rnbd_unmap_all
+	rnbd_cleanup
+	on_server "rmdir $nb; rmmod null_blk 2>/dev/null; true"
+done
+check "no kernel warning on either side" eval '! dmesg_bad && ! on_server dmesg_bad'
+ktap_finish
