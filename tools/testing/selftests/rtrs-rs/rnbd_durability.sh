@@ -26,7 +26,9 @@
 
 sess=dur
 ctl=/sys/class/rnbd-client/ctl
+# The disk: null_blk names it after its configfs item.
 nb=/sys/kernel/config/nullb/dur
+dev=/dev/dur
 # <client stack>:<server stack>:<logical block size>; C's stack first.
 CASES=${CASES:-c:c:512 c:c:4096 rnbd:rnbd:4096 c:rnbd:4096 rnbd:c:4096}
 # Per case: four checks, five for one that must flush (not C's on 4096).
@@ -42,29 +44,25 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# nullb_make <block size>: a 64 MiB configfs null_blk as above, powered
-# on; prints its /dev path. Runs on the server.
+# nullb_make <block size>: $dev, a 64 MiB configfs null_blk as above,
+# powered on. Runs on the server.
 nullb_make() {
-	local nb=/sys/kernel/config/nullb/dur
 	rmdir $nb 2>/dev/null
 	{ mod_loaded null_blk || modprobe null_blk nr_devices=0; } && mkdir $nb &&
 		echo 64 >$nb/size && echo "$1" >$nb/blocksize && echo 1 >$nb/memory_backed &&
-		echo 32 >$nb/cache_size && echo 1 >$nb/fua && echo 1 >$nb/power &&
-		test -b /dev/dur && echo /dev/dur
+		echo 32 >$nb/cache_size && echo 1 >$nb/fua && echo 1 >$nb/power && test -b $dev
 }
-# nullb_power_cycle: the disk loses power (and its cache) and comes back;
-# prints its /dev path again. Runs on the server.
-nullb_power_cycle() {
-	local nb=/sys/kernel/config/nullb/dur
-	echo 0 >$nb/power && echo 1 >$nb/power && test -b /dev/dur &&
-		echo /dev/dur
-}
+# nullb_power_cycle: the disk loses power (and its cache) and comes back.
+# Runs on the server.
+nullb_power_cycle() { echo 0 >$nb/power && echo 1 >$nb/power && test -b $dev; }
 # set_io <dev> <set> [fio options]: fio on the set's 64 blocks (A at 0,
 # B at 1 MiB, C at 2 MiB), each block with a verify header of its offset
-# and a checksum; the same set reads back with --verify_only.
+# and a checksum; the same set reads back with --verify_only. Fails on a
+# missing node, where fio would write a regular file and pass.
 set_io() {
 	local dev=$1 s=$2 off
 	shift 2
+	[ -b "$dev" ] || return 1
 	case $s in A) off=0 ;; B) off=1m ;; C) off=2m ;; esac
 	fio --name="set$s" --filename="$dev" --ioengine=psync --direct=1 --rw=write --bs=4k \
 		--offset=$off --size=256k --verify=crc32c --verify_fatal=1 "$@" >/dev/null 2>&1
@@ -90,7 +88,14 @@ read_sets() {
 	done
 	echo "${out# }"
 }
-fns="$(declare -f nullb_make nullb_power_cycle set_io write_sets read_sets)"
+fns="nb=$nb dev=$dev
+$(declare -f nullb_make nullb_power_cycle set_io write_sets read_sets)"
+# load_map <client stack> <server stack>: loads both and maps $dev.
+load_map() {
+	on_server "srv_stack_load $2" && clt_stack_load "$1" &&
+		echo "sessname=$sess path=ip:$SERVER_IP0 device_path=$dev" >$ctl/map_device &&
+		wait_for 60 test -b /dev/rnbd0
+}
 
 rxe_up || bail "rxe did not come up"
 
@@ -98,8 +103,8 @@ rxe_up || bail "rxe did not come up"
 # covered and loses the rest.
 on_server "unload_rnbd_rtrs; rmmod null_blk 2>/dev/null; true"
 out=$(on_server "$fns
-	dev=\$(nullb_make 4096) && echo \"writes: \$(write_sets \$dev)\" &&
-	dev=\$(nullb_power_cycle) && echo \"after: \$(read_sets \$dev)\"")
+	nullb_make 4096 && echo \"writes: \$(write_sets $dev)\" &&
+	nullb_power_cycle && echo \"after: \$(read_sets $dev)\"")
 diag "server alone, 4096-byte blocks: ${out//$'\n'/; }"
 check "server alone: every write returns" eval '[[ "$out" = *"writes: A=0 B=0 C=0"* ]]'
 check "server alone: after a power cut A and B are there, C is lost" \
@@ -108,13 +113,10 @@ check "server alone: after a power cut A and B are there, C is lost" \
 for c in $CASES; do
 	IFS=: read -r cst sst bs <<<"$c"
 	name="client $cst, server $sst, $bs-byte blocks"
-	on_server "unload_rnbd_rtrs; rmmod null_blk 2>/dev/null; true"
-	dev=$(on_server "$fns
-		nullb_make $bs") && on_server "srv_stack_load $sst" && clt_stack_load "$cst" ||
-		bail "$name: cannot load"
+	on_server "$fns
+		nullb_make $bs" || bail "$name: cannot make $dev"
 	check "$name: $dev mapped, write back with FUA as the server's disk" eval '
-		echo "sessname=$sess path=ip:$SERVER_IP0 device_path=$dev" >$ctl/map_device &&
-		wait_for 60 test -b /dev/rnbd0 &&
+		load_map $cst $sst &&
 		[ "$(cat /sys/block/rnbd0/queue/write_cache)" = "write back" ] &&
 		[ "$(cat /sys/block/rnbd0/queue/fua)" = 1 ] &&
 		[ "$(cat /sys/block/rnbd0/queue/logical_block_size)" = "$bs" ]'
@@ -122,18 +124,16 @@ for c in $CASES; do
 	w=$(write_sets /dev/rnbd0)
 	diag "$name: writes: $w"
 	if [ "$c" = c:c:4096 ]; then
-		diag "$name: C's client and server log:"
+		diag "$name: C's client logs:"
 		kmsg_since "dur-$c" | grep -v 'rtrs-rs: mark' | sed 's/^/#   /' | head -8
 	else
 		check "$name: the fsync() and every O_DSYNC write succeed" eval '[ "$w" = "A=0 B=0 C=0" ]'
 	fi
 	check "$name: unmapped" rnbd_unmap_all
 	unload_rnbd_rtrs -w 30
-	dev=$(on_server "unload_rnbd_rtrs -w 30 && $fns
-		nullb_power_cycle") && on_server "srv_stack_load $sst" && clt_stack_load "$cst" ||
-		bail "$name: cannot load again after the power cut"
-	r=$(echo "sessname=$sess path=ip:$SERVER_IP0 device_path=$dev" >$ctl/map_device &&
-		wait_for 60 test -b /dev/rnbd0 && read_sets /dev/rnbd0)
+	on_server "unload_rnbd_rtrs -w 30 && $fns
+		nullb_power_cycle" || bail "$name: $dev did not come back after the power cut"
+	r=$(load_map "$cst" "$sst" && read_sets /dev/rnbd0)
 	diag "$name: after the power cut: ${r:-not mapped}"
 	if [ "$c" = c:c:4096 ]; then
 		check "$name: mapped again after the power cut" eval '[ -n "$r" ]'
