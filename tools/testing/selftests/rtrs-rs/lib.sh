@@ -58,6 +58,7 @@ ktap_skipped=0
 
 ktap_plan() { # <number of test cases>
 	ktap_planned=$1
+	rm -f "$MISMATCH_LOG"
 	echo "KTAP version 1"
 	echo "1..$1"
 }
@@ -124,11 +125,52 @@ during_io() {
 # Stop the test here: the remaining cases cannot run.
 bail() {
 	echo "Bail out! $*"
+	[ -s "$MISMATCH_LOG" ] && sed 's/^/# data mismatch in this run: /' "$MISMATCH_LOG"
 	exit $KSFT_FAIL
 }
 
-# Exit with the kselftest status of the cases reported so far.
+# Data mismatches: what a read gave back is not what was written. No test
+# may excuse one (a rerun, an expected IO failure, a skip): each is logged
+# in MISMATCH_LOG of the guest that saw it, on_guest brings the log of the
+# guest it ran on back into the caller's, and ktap_finish fails the test
+# if the client's holds any. data_mismatch <what>: logs one and prints it.
+MISMATCH_LOG=/tmp/rtrs-rs-mismatches
+data_mismatch() {
+	echo "$(hostname): $*" >>"$MISMATCH_LOG"
+	echo "# DATA MISMATCH: $*"
+}
+MISMATCH_MARK=RTRS-RS-MISMATCH
+_mismatch_count() { cat "$MISMATCH_LOG" 2>/dev/null | wc -l; }
+# on_guest_epilogue <status> <lines before>: the end of every script that
+# on_guest runs: prints the mismatches logged since, marked, and returns
+# the script's status.
+on_guest_epilogue() {
+	tail -n +$(($2 + 1)) "$MISMATCH_LOG" 2>/dev/null | sed "s/^/$MISMATCH_MARK /"
+	return "$1"
+}
+
+# fio_status <fio output> <fio status>: 0 if fio succeeded, 2 if it read
+# back data other than it wrote (a verify failure: fio ends the job with
+# EILSEQ, err=84), 1 for any other failure (an IO error, a timeout). A
+# mismatch is logged with data_mismatch.
+fio_status() {
+	local line
+	[ "$2" = 0 ] && return 0
+	line=$(grep -m1 -E '^verify: bad |: verify failed at |verify type mismatch|err= *84([^0-9]|$)' <<<"$1")
+	if [ -n "$line" ] || grep -q '^3;[^;]*;[^;]*;[^;]*;84;' <<<"$1"; then
+		data_mismatch "fio: ${line:-verify failed (EILSEQ)}"
+		return 2
+	fi
+	return 1
+}
+
+# Exit with the kselftest status of the cases reported so far. A data
+# mismatch anywhere in the run fails the test, whatever its case made of it.
 ktap_finish() {
+	if [ -s "$MISMATCH_LOG" ]; then
+		sed 's/^/# data mismatch in this run: /' "$MISMATCH_LOG"
+		exit $KSFT_FAIL
+	fi
 	if [ "$ktap_n" != "$ktap_planned" ]; then
 		diag "planned $ktap_planned test cases, ran $ktap_n"
 		exit $KSFT_FAIL
@@ -175,7 +217,7 @@ _peer_lock() {
 # after <seconds> (default 120) and then the status is 124; 255 means the
 # guest did not answer at all (or there is no such guest).
 on_guest() {
-	local tmo=120 id script line rc=255 verb tag data g port wpid kpid wst
+	local tmo=120 id script line rc=255 verb tag data g port wpid kpid wst out
 	if [ "$1" = -t ]; then
 		tmo=$2
 		shift 2
@@ -188,7 +230,10 @@ on_guest() {
 		return 255
 	}
 	id=$(cat /proc/sys/kernel/random/uuid)
-	script=$(printf '. %s/lib.sh\n%s\n' "$SELFTESTS" "$*" | base64 -w0)
+	# The script's own status is kept; after it, the mismatches its guest
+	# logged while it ran come back as marked lines (on_guest_epilogue).
+	script=$(printf '. %s/lib.sh\n_mm=$(_mismatch_count)\n%s\non_guest_epilogue $? "$_mm"\n' \
+		"$SELFTESTS" "$*" | base64 -w0)
 	_peer_lock "$g"
 	# A write blocks while the guest's QEMU is gone: it is bounded by a
 	# killer forked before the port opens, so that it never holds the
@@ -225,7 +270,16 @@ on_guest() {
 	while IFS=' ' read -r -t $((tmo + 15)) verb tag data <&7; do
 		[ "$tag" = "$id" ] || continue
 		case "$verb" in
-		OUT) printf %s "$data" | base64 -d ;;
+		OUT)
+			out=$(printf %s "$data" | base64 -d; echo x)
+			out=${out%x}
+			if [[ $out == *"$MISMATCH_MARK"* ]]; then
+				grep "^$MISMATCH_MARK" <<<"$out" | cut -d' ' -f2- | tee -a "$MISMATCH_LOG" |
+					sed 's/^/# DATA MISMATCH: /'
+				out=$(grep -v "^$MISMATCH_MARK" <<<"$out")$'\n'
+			fi
+			printf %s "$out"
+			;;
 		DONE)
 			rc=$data
 			break
@@ -621,9 +675,10 @@ stack_files() {
 	done
 }
 
-# Runs fio with verification on the block device <dev>; prints its summary
-# lines as KTAP diagnostics and returns its status. The rest of the
-# arguments go to fio.
+# fio_verify <dev> <fio options>: fio with verification on the block
+# device <dev>; prints its summary lines as KTAP diagnostics. Returns 0 if
+# every block read back as written, 2 on a data mismatch (fio_status: it
+# fails the test whatever the case expected), 1 on any other failure.
 fio_verify() {
 	local dev=$1 out rc
 	shift
@@ -639,7 +694,7 @@ fio_verify() {
 		--verify=crc32c --verify_fatal=1 --do_verify=1 "$@" 2>&1)
 	rc=$?
 	echo "$out" | grep -E 'IOPS=|err=|verify:|error|bad' | sed 's/^/# /'
-	return $rc
+	fio_status "$out" $rc
 }
 
 # Fault injection (Documentation/fault-injection/): failslab and
@@ -711,7 +766,7 @@ fio_loop() {
 				"/tmp/$tag-lat_clat".*.log >>"/tmp/$tag-slow" 2>/dev/null
 			rm -f "/tmp/$tag-lat"_*
 		fi
-		if [ $rc != 0 ]; then
+		if ! fio_status "$out" $rc >/dev/null; then
 			echo "run $n: status $rc: $(echo "$out" | grep -m3 -E 'err|verify|bad' | xargs)" >>"/tmp/$tag-fails"
 		fi
 		# terse v3: fields 6 and 47 are KiB read and written, 15 and 56
