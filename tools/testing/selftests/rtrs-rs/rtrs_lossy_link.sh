@@ -77,14 +77,21 @@ broke() { [ "$(flushed)" -gt 0 ] || [ "$(reconnects)" -gt 0 ]; }
 # link too when an ACK comes late (the guests are emulated), which the
 # re-run REG_MR turns into a broken QP there as well, and with both paths
 # down at once an IO fails, as it does with C. A path broke when it has
-# reconnected since the run began; a run that failed with both broken is
-# repeated. At least one run must verify.
+# reconnected since the run began; a run whose IO failed with both broken
+# is repeated. A run that read back other data than it wrote fails the
+# case at once, whatever broke: a mismatch is never excused. At least one
+# run must verify.
 lossy_io() {
-	local run p0_before p1_before
+	local run p0_before p1_before rc
 	for run in 1 2 3 4; do
 		p0_before=$(reconnects "$p0") p1_before=$(reconnects "$p1")
-		if ! fio_verify /dev/rnbd0 --rw=randrw --bsrange=4k-60k --iodepth=32 --size=16M \
-			--offset=$((RANDOM % 512))M; then
+		fio_verify /dev/rnbd0 --rw=randrw --bsrange=4k-60k --iodepth=32 --size=16M \
+			--offset=$((RANDOM % 512))M
+		rc=$?
+		if [ $rc = 2 ]; then
+			diag "$stack: run $run: data mismatch"
+			return 1
+		elif [ $rc != 0 ]; then
 			wait_for 150 both_connected && [ "$(reconnects "$p0")" -gt "$p0_before" ] &&
 				[ "$(reconnects "$p1")" -gt "$p1_before" ] || return 1
 			diag "$stack: run $run: both paths broke, and the IO failed with both" \
