@@ -457,6 +457,14 @@ srv_writes() {
 	on_server "set -- \$(cat /sys/class/rtrs-server/$1/paths/$2/stats/rdma); echo \$3"
 }
 
+# failed_over <session>: the requests the client's paths of <session> took
+# over from a path that broke, all paths together (the last column of each
+# one's stats/rdma, "failovered"). A fault "during IO" that moved none met
+# no request in flight, and proved nothing of failover.
+failed_over() {
+	cat /sys/class/rtrs-client/"$1"/paths/*/stats/rdma 2>/dev/null | awk '{n += $6} END {print n + 0}'
+}
+
 reconnect_path() {
 	[ "$(cat "$1/state" 2>/dev/null)" = connected ] || echo 1 >"$1/reconnect" 2>/dev/null
 	[ "$(cat "$1/state" 2>/dev/null)" = connected ]

@@ -19,7 +19,7 @@ ctl=/sys/class/rnbd-client/ctl
 ccls=/sys/class/rtrs-client
 # ROUNDS of map, read, unmap: make check 5; soak/ 100.
 rounds=${ROUNDS:-5}
-ktap_plan 25
+ktap_plan 26
 
 trap rnbd_cleanup EXIT
 
@@ -105,11 +105,14 @@ fio_verify /dev/rnbd0 --rw=randrw --bs=16k --iodepth=16 --size=16M --offset=192M
 	>/tmp/rs_pair_failover.fio 2>&1 &
 fio_pid=$!
 wait_for 30 eval '[ "$(ios)" -gt "$before" ]'
+fo=$(failed_over $sess)
 during_io $fio_pid "disconnect path 1 during IO" eval 'echo 1 >$ccls/$sess/paths/${paths[1]}/disconnect'
 wait $fio_pid
 rc=$?
 cat /tmp/rs_pair_failover.fio
 check "the IO completes, verified" [ $rc = 0 ]
+diag "requests failed over: $(($(failed_over $sess) - fo))"
+check "path 1's requests in flight failed over (stats/rdma)" eval '[ "$(failed_over $sess)" -gt "$fo" ]'
 check "path 1 reconnects from sysfs" \
 	eval 'echo 1 >$ccls/$sess/paths/${paths[1]}/reconnect && wait_for 60 state_is "${paths[1]}" connected'
 check "unmap" unmap

@@ -6,10 +6,11 @@
 # sides), then (soak/) the C stack as the control, with two paths and
 # verified IO running:
 #   - the client's rxe1 is deleted: path 1 goes down, the IO fails over to
-#     path 0 and verifies (C's failover race can give a mismatch: it
-#     fails C's control, as a mismatch fails any stack); the path is
-#     closed, as C closes a path whose device goes away, and reconnects
-#     through sysfs once rxe1 is back;
+#     path 0 (the failed-over count of stats/rdma moves) and verifies
+#     (C's failover race can give a mismatch: it fails C's control, as a
+#     mismatch fails any stack); the path is closed, as C closes a path
+#     whose device goes away, and reconnects through sysfs once rxe1 is
+#     back;
 #   - the server's rxe1 is deleted: the same, but the path keeps trying to
 #     reconnect: once the server's rxe1 is back, it reconnects through
 #     sysfs (make check) or by itself, after the reconnect delay of 30 s
@@ -27,7 +28,7 @@
 ccls=/sys/class/rtrs-client
 # STACKS: make check runs ours, "rnbd"; soak/ "rnbd c", C's as the control.
 read -ra stacks <<<"${STACKS:-rnbd}"
-ktap_plan $((${#stacks[@]} * 12 + 2))
+ktap_plan $((${#stacks[@]} * 14 + 2))
 
 cleanup() {
 	[ -n "$holder" ] && kill "$holder" 2>/dev/null
@@ -87,6 +88,7 @@ for stack in "${stacks[@]}"; do
 		fio_pid=$!
 		n=$(ios_of 1)
 		wait_for 60 eval '[ "$(ios_of 1)" -gt $((n + 100)) ]'
+		fo=$(failed_over $sess)
 		if [ $side = client ]; then
 			during_io $fio_pid "$stack: the client's rxe1 deleted during IO" rdma link delete rxe1
 		else
@@ -105,6 +107,9 @@ for stack in "${stacks[@]}"; do
 		sed 's/^/# /' /tmp/fio-rxe
 		[ "$stack" = c ] && [ $fio_rc = 2 ] && diag "c: verify mismatch after the failover: C's failover race"
 		check "$stack: the IO fails over and verifies" test $fio_rc = 0
+		diag "$stack: requests failed over: $(($(failed_over $sess) - fo))"
+		check "$stack: path 1's requests in flight failed over (stats/rdma)" \
+			eval '[ "$(failed_over $sess)" -gt "$fo" ]'
 		# A path whose device went away is closed (C's DEVICE_REMOVAL case
 		# of rtrs_clt_rdma_cm_handler()): the user reconnects it, once
 		# its close is done (its reconnect file refuses the write until

@@ -18,7 +18,7 @@ p0=ip:$CLIENT_IP0@ip:$SERVER_IP0
 p1=ip:$CLIENT_IP1@ip:$SERVER_IP1
 ref=/tmp/rtrs-clt-ref
 ours=/tmp/rtrs-clt-ours
-ktap_plan 37
+ktap_plan 38
 
 cleanup() {
 	wait
@@ -146,10 +146,13 @@ check "round-robin used both paths" eval '[ "${w0:-0}" -gt 100 ] && [ "${w1:-0}"
 fio_verify /dev/rnbd0 --rw=randwrite --bs=4k --iodepth=32 --size=8M --offset=128M >/tmp/fio-failover 2>&1 &
 fio_pid=$!
 wait_for 30 eval '[ "$(writes_of "$p1")" -gt "$w1" ]'
+fo=$(failed_over $sess)
 during_io $fio_pid "disconnect path 1 during IO" eval "echo 1 >$cls/$sess/paths/$p1/disconnect"
 check "path 1 shows disconnected, path 0 connected" eval 'state_is "$p1" disconnected && state_is "$p0" connected'
 check "the IO completes, verified, on path 0" wait $fio_pid
 sed 's/^/# /' /tmp/fio-failover
+diag "requests failed over: $(($(failed_over $sess) - fo))"
+check "path 1's requests in flight failed over (stats/rdma)" eval '[ "$(failed_over $sess)" -gt "$fo" ]'
 check "the failover sent the C server nothing of RTRS 2.1 (no fence, no unknown IMM)" eval '
 	! kmsg_since clt-c-peers | grep -q "fence on\|answered its IO" &&
 	! on_server "dmesg | grep -q \"Unknown IMM\""'

@@ -28,7 +28,7 @@ p0=ip:$CLIENT_IP0@ip:$SERVER_IP0
 p1=ip:$CLIENT_IP1@ip:$SERVER_IP1
 ref=/tmp/rtrs-pair-ref
 ours=/tmp/rtrs-pair-ours
-ktap_plan 36
+ktap_plan 37
 
 cleanup() {
 	wait
@@ -122,6 +122,7 @@ check "mixed 512-byte aligned random read/write, QD1, verified" \
 fio_verify /dev/rnbd0 --rw=randwrite --bs=4k --iodepth=32 --size=8M --offset=640M >/tmp/fio-failover 2>&1 &
 fio_pid=$!
 wait_for 30 eval '[ "$(srv_writes "$sess" "$p1")" -gt "$w1" ]'
+fo=$(failed_over $sess)
 during_io $fio_pid "server: disconnect path 1 during IO" \
 	on_server "echo 1 >/sys/class/rtrs-server/$sess/paths/$p1/disconnect"
 check "client: path 1 goes down" wait_for 30 state_is "$p1" disconnected
@@ -131,6 +132,8 @@ check "server: path 1 leaves sysfs once closed" \
 	on_server "wait_for 10 eval '! test -e /sys/class/rtrs-server/$sess/paths/$p1'"
 check "the IO completes, verified, on path 0" wait $fio_pid
 sed 's/^/# /' /tmp/fio-failover
+diag "requests failed over: $(($(failed_over $sess) - fo))"
+check "path 1's requests in flight failed over (stats/rdma)" eval '[ "$(failed_over $sess)" -gt "$fo" ]'
 if [ "${RECONNECT:-sysfs}" = delay ]; then
 	check "client: path 1 reconnects by itself (after 30 s + 1 s backoff)" wait_for 90 state_is "$p1" connected
 else
