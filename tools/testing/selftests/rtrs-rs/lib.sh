@@ -705,6 +705,44 @@ fio_verify() {
 	fio_status "$out" $rc
 }
 
+# Durability sets (rnbd_durability.sh, rnbd_raid1_servers.sh): three sets
+# of 64 blocks of 4 KiB written through O_DIRECT, each block with a fio
+# verify header of its offset and a checksum: A from <base> on, then
+# fsync() (a REQ_PREFLUSH); B from <base> + 1 MiB with O_DSYNC (FUA writes
+# and a flush); C from <base> + 2 MiB with neither, last.
+# dur_set <dev> <set> <base MiB> [fio options]: fio on the set; with
+# --verify_only, the set reads back. Fails on a missing node, where fio
+# would write a regular file and pass.
+dur_set() {
+	local dev=$1 s=$2 off=$3
+	shift 3
+	[ -b "$dev" ] || return 1
+	case $s in B) off=$((off + 1)) ;; C) off=$((off + 2)) ;; esac
+	fio --name="set$s" --filename="$dev" --ioengine=psync --direct=1 --rw=write --bs=4k \
+		--offset=${off}M --size=256k --verify=crc32c --verify_fatal=1 "$@" >/dev/null 2>&1
+}
+# dur_write <dev> [base MiB]: A, B and C; prints "A=<rc> B=<rc> C=<rc>" of
+# fio's exit codes.
+dur_write() {
+	local a b c
+	dur_set "$1" A "${2:-0}" --do_verify=0 --end_fsync=1
+	a=$?
+	dur_set "$1" B "${2:-0}" --do_verify=0 --sync=dsync
+	b=$?
+	dur_set "$1" C "${2:-0}" --do_verify=0
+	c=$?
+	echo "A=$a B=$b C=$c"
+}
+# dur_read <dev> [base MiB]: which sets read back as written, "A B C", a
+# set that did not as "-".
+dur_read() {
+	local s out=
+	for s in A B C; do
+		if dur_set "$1" $s "${2:-0}" --verify_only=1; then out="$out $s"; else out="$out -"; fi
+	done
+	echo "${out# }"
+}
+
 # Fault injection (Documentation/fault-injection/): failslab and
 # fail_page_alloc. faults_off: neither fails anything, both count sleeping
 # allocations and single pages (for /proc/<pid>/fail-nth too). fault_on

@@ -55,41 +55,8 @@ nullb_make() {
 # nullb_power_cycle: the disk loses power (and its cache) and comes back.
 # Runs on the server.
 nullb_power_cycle() { echo 0 >$nb/power && echo 1 >$nb/power && test -b $dev; }
-# set_io <dev> <set> [fio options]: fio on the set's 64 blocks (A at 0,
-# B at 1 MiB, C at 2 MiB), each block with a verify header of its offset
-# and a checksum; the same set reads back with --verify_only. Fails on a
-# missing node, where fio would write a regular file and pass.
-set_io() {
-	local dev=$1 s=$2 off
-	shift 2
-	[ -b "$dev" ] || return 1
-	case $s in A) off=0 ;; B) off=1m ;; C) off=2m ;; esac
-	fio --name="set$s" --filename="$dev" --ioengine=psync --direct=1 --rw=write --bs=4k \
-		--offset=$off --size=256k --verify=crc32c --verify_fatal=1 "$@" >/dev/null 2>&1
-}
-# write_sets <dev>: A then fsync(), B with O_DSYNC, C with neither; prints
-# "A=<rc> B=<rc> C=<rc>" of fio's exit codes.
-write_sets() {
-	local a b c
-	set_io "$1" A --do_verify=0 --end_fsync=1
-	a=$?
-	set_io "$1" B --do_verify=0 --sync=dsync
-	b=$?
-	set_io "$1" C --do_verify=0
-	c=$?
-	echo "A=$a B=$b C=$c"
-}
-# read_sets <dev>: which sets read back as written, "A B C", with a set
-# that did not as "-".
-read_sets() {
-	local s out=
-	for s in A B C; do
-		if set_io "$1" $s --verify_only=1; then out="$out $s"; else out="$out -"; fi
-	done
-	echo "${out# }"
-}
 fns="nb=$nb dev=$dev
-$(declare -f nullb_make nullb_power_cycle set_io write_sets read_sets)"
+$(declare -f nullb_make nullb_power_cycle)"
 # load_map <client stack> <server stack>: loads both and maps $dev.
 load_map() {
 	on_server "srv_stack_load $2" && clt_stack_load "$1" &&
@@ -103,8 +70,8 @@ rxe_up || bail "rxe did not come up"
 # covered and loses the rest.
 on_server "unload_rnbd_rtrs; rmmod null_blk 2>/dev/null; true"
 out=$(on_server "$fns
-	nullb_make 4096 && echo \"writes: \$(write_sets $dev)\" &&
-	nullb_power_cycle && echo \"after: \$(read_sets $dev)\"")
+	nullb_make 4096 && echo \"writes: \$(dur_write $dev)\" &&
+	nullb_power_cycle && echo \"after: \$(dur_read $dev)\"")
 diag "server alone, 4096-byte blocks: ${out//$'\n'/; }"
 check "server alone: every write returns" eval '[[ "$out" = *"writes: A=0 B=0 C=0"* ]]'
 check "server alone: after a power cut A and B are there, C is lost" \
@@ -121,7 +88,7 @@ for c in $CASES; do
 		[ "$(cat /sys/block/rnbd0/queue/fua)" = 1 ] &&
 		[ "$(cat /sys/block/rnbd0/queue/logical_block_size)" = "$bs" ]'
 	kmsg_mark "dur-$c"
-	w=$(write_sets /dev/rnbd0)
+	w=$(dur_write /dev/rnbd0)
 	diag "$name: writes: $w"
 	if [ "$c" = c:c:4096 ]; then
 		diag "$name: C's client logs:"
@@ -133,7 +100,7 @@ for c in $CASES; do
 	unload_rnbd_rtrs -w 30
 	on_server "unload_rnbd_rtrs -w 30 && $fns
 		nullb_power_cycle" || bail "$name: $dev did not come back after the power cut"
-	r=$(load_map "$cst" "$sst" && read_sets /dev/rnbd0)
+	r=$(load_map "$cst" "$sst" && dur_read /dev/rnbd0)
 	diag "$name: after the power cut: ${r:-not mapped}"
 	if [ "$c" = c:c:4096 ]; then
 		check "$name: mapped again after the power cut" eval '[ -n "$r" ]'
