@@ -743,6 +743,30 @@ dur_read() {
 	echo "${out# }"
 }
 
+# loop_vda <block size> [wipe]: /dev/loop0 over this server's /dev/vda
+# (which outlives the guest's QEMU), buffered, with <block size> logical
+# blocks: a disk whose volatile write cache is the guest's page cache,
+# which a flush writes back (loop has a write cache and no FUA) and the
+# machine's death loses. The kernel's periodic writeback is held off (until
+# dirty pages fill 90% of the memory), so that what no flush covered stays
+# in the cache. With wipe, vda's first 4 MiB are zeroed first, on vda: the
+# sets an earlier run left there would read back as written.
+loop_vda() {
+	echo 0 >/proc/sys/vm/dirty_writeback_centisecs && echo 360000 >/proc/sys/vm/dirty_expire_centisecs &&
+		echo 90 >/proc/sys/vm/dirty_background_ratio && echo 90 >/proc/sys/vm/dirty_ratio || return 1
+	losetup -d /dev/loop0 2>/dev/null
+	if [ "$2" = wipe ]; then
+		dd if=/dev/zero of=/dev/vda bs=1M count=4 conv=fsync 2>/dev/null || return 1
+	fi
+	modprobe loop && losetup -b "$1" /dev/loop0 /dev/vda && test -b /dev/loop0
+}
+# loop_vda_off: no loop0 left, and the kernel's writeback as it boots with.
+loop_vda_off() {
+	losetup -d /dev/loop0 2>/dev/null
+	echo 500 >/proc/sys/vm/dirty_writeback_centisecs && echo 3000 >/proc/sys/vm/dirty_expire_centisecs &&
+		echo 10 >/proc/sys/vm/dirty_background_ratio && echo 20 >/proc/sys/vm/dirty_ratio
+}
+
 # Fault injection (Documentation/fault-injection/): failslab and
 # fail_page_alloc. faults_off: neither fails anything, both count sleeping
 # allocations and single pages (for /proc/<pid>/fail-nth too). fault_on

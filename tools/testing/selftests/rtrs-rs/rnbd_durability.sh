@@ -16,6 +16,15 @@
 # test can tell), and the client's queue says "write back" with FUA, as
 # the server announced.
 #
+# Then the server's machine dies instead (its QEMU killed, booted again):
+# the disk is /dev/loop0 over the server's /dev/vda (which outlives its
+# QEMU), buffered, so that the guest's page cache is the disk's volatile
+# write cache, with the kernel's periodic writeback held off: what no flush
+# wrote back dies with the machine. loop has a write cache and no FUA (the
+# client's queue then has none either, and the block layer makes a FUA
+# write a write and a flush). The same sets, the same verdicts, and the
+# same control on the server alone.
+#
 # blk-mq gives the flush request of a flush sequence no position (sector
 # -1), which C's client sends as it is; a device with 4 KiB logical blocks
 # fails a zero-sized bio at sector -1 as unaligned, so C's stack fails every
@@ -29,18 +38,22 @@ ctl=/sys/class/rnbd-client/ctl
 # The disk: null_blk names it after its configfs item.
 nb=/sys/kernel/config/nullb/dur
 dev=/dev/dur
+# The disk of the machine's death (lib.sh's loop_vda).
+loop=/dev/loop0
 # <client stack>:<server stack>:<logical block size>; C's stack first.
 CASES=${CASES:-c:c:512 c:c:4096 rnbd:rnbd:4096 c:rnbd:4096 rnbd:c:4096}
+# The same for the machine's death; C's stack where it can flush.
+CRASH_CASES=${CRASH_CASES:-c:c:512 rnbd:rnbd:4096}
 # Per case: four checks, five for one that must flush (not C's on 4096).
-n=3
-for c in $CASES; do
+n=5
+for c in $CASES $CRASH_CASES; do
 	case $c in c:c:4096) n=$((n + 4)) ;; *) n=$((n + 5)) ;; esac
 done
 ktap_plan $n
 
 cleanup() {
 	rnbd_cleanup
-	on_server "rmdir $nb 2>/dev/null; rmmod null_blk 2>/dev/null; true"
+	on_server "rmdir $nb 2>/dev/null; rmmod null_blk 2>/dev/null; loop_vda_off; true"
 }
 trap cleanup EXIT
 
@@ -57,11 +70,28 @@ nullb_make() {
 nullb_power_cycle() { echo 0 >$nb/power && echo 1 >$nb/power && test -b $dev; }
 fns="nb=$nb dev=$dev
 $(declare -f nullb_make nullb_power_cycle)"
-# load_map <client stack> <server stack>: loads both and maps $dev.
+# load_map <client stack> <server stack> [device]: loads both and maps the
+# device ($dev unless named).
 load_map() {
 	on_server "srv_stack_load $2" && clt_stack_load "$1" &&
-		echo "sessname=$sess path=ip:$SERVER_IP0 device_path=$dev" >$ctl/map_device &&
+		echo "sessname=$sess path=ip:$SERVER_IP0 device_path=${3:-$dev}" >$ctl/map_device &&
 		wait_for 60 test -b /dev/rnbd0
+}
+# queue_as <block size> <fua>: the client's queue as the server's disk:
+# write back, with FUA or not, and the disk's logical block size.
+queue_as() {
+	[ "$(cat /sys/block/rnbd0/queue/write_cache)" = "write back" ] &&
+		[ "$(cat /sys/block/rnbd0/queue/fua)" = "$2" ] &&
+		[ "$(cat /sys/block/rnbd0/queue/logical_block_size)" = "$1" ]
+}
+# crash_server: the server's QEMU is killed and booted again (the runner
+# does both, lib.sh's host_request); back once it answers on the peer
+# channel with rxe up.
+crash_server() {
+	host_request kill server
+	wait_for 60 eval '! server_pings' || return 1
+	host_request start server
+	wait_for 300 server_pings && wait_for 120 on_server -t 10 true && on_server rxe_up_local
 }
 
 rxe_up || bail "rxe did not come up"
@@ -82,11 +112,8 @@ for c in $CASES; do
 	name="client $cst, server $sst, $bs-byte blocks"
 	on_server "$fns
 		nullb_make $bs" || bail "$name: cannot make $dev"
-	check "$name: $dev mapped, write back with FUA as the server's disk" eval '
-		load_map $cst $sst &&
-		[ "$(cat /sys/block/rnbd0/queue/write_cache)" = "write back" ] &&
-		[ "$(cat /sys/block/rnbd0/queue/fua)" = 1 ] &&
-		[ "$(cat /sys/block/rnbd0/queue/logical_block_size)" = "$bs" ]'
+	check "$name: $dev mapped, write back with FUA as the server's disk" \
+		eval 'load_map $cst $sst && queue_as $bs 1'
 	kmsg_mark "dur-$c"
 	w=$(dur_write /dev/rnbd0)
 	diag "$name: writes: $w"
@@ -111,6 +138,50 @@ for c in $CASES; do
 	check "$name: unmapped again" rnbd_unmap_all
 	rnbd_cleanup
 	on_server "rmdir $nb; rmmod null_blk 2>/dev/null; true"
+done
+
+# --- The server's machine dies.
+on_server "unload_rnbd_rtrs; rmmod null_blk 2>/dev/null; true"
+out=$(on_server "$fns
+	loop_vda 4096 wipe && echo \"writes: \$(dur_write $loop)\"")
+crash_server || bail "the server did not come back after its QEMU was killed"
+out="$out $(on_server "$fns
+	loop_vda 4096 && echo \"after: \$(dur_read $loop)\"")"
+diag "server alone, its machine killed, 4096-byte blocks: $out"
+check "server alone: every write returns" eval '[[ "$out" = *"writes: A=0 B=0 C=0"* ]]'
+check "server alone: after its machine died A and B are there, C is lost" \
+	eval '[[ "$out" = *"after: A B -"* ]]'
+
+for c in $CRASH_CASES; do
+	IFS=: read -r cst sst bs <<<"$c"
+	name="machine killed: client $cst, server $sst, $bs-byte blocks"
+	on_server "$fns
+		loop_vda $bs wipe" || bail "$name: cannot make $loop"
+	check "$name: $loop mapped, write back without FUA as the server's disk" \
+		eval 'load_map $cst $sst $loop && queue_as $bs 0'
+	w=$(dur_write /dev/rnbd0)
+	diag "$name: writes: $w"
+	if [ "$c" = c:c:4096 ]; then
+		diag "$name: C's fsync() fails on 4096-byte blocks, as above"
+	else
+		check "$name: the fsync() and every O_DSYNC write succeed" eval '[ "$w" = "A=0 B=0 C=0" ]'
+	fi
+	check "$name: the server's machine dies and boots again" crash_server
+	echo force >/sys/block/rnbd0/rnbd/unmap_device
+	unload_rnbd_rtrs -w 30
+	on_server "$fns
+		loop_vda $bs" || bail "$name: $loop did not come back"
+	r=$(load_map "$cst" "$sst" $loop && dur_read /dev/rnbd0)
+	diag "$name: after the machine died: ${r:-not mapped}"
+	if [ "$c" = c:c:4096 ]; then
+		check "$name: mapped again" eval '[ -n "$r" ]'
+	else
+		check "$name: after the machine died A (flushed) and B (O_DSYNC) are there, every block" \
+			eval '[[ "$r" = "A B "? ]]'
+	fi
+	check "$name: unmapped again" rnbd_unmap_all
+	rnbd_cleanup
+	on_server "loop_vda_off; true"
 done
 check "no kernel warning on either side" eval '! dmesg_bad && ! on_server dmesg_bad'
 ktap_finish
