@@ -3,11 +3,16 @@
 # timeout=1200
 # topology=servers=2 clients=1 links=2 smp=1
 # Redundancy across storage servers, the way operators build it: the
-# client mirrors two RNBD devices, one from each server (its disk
-# /dev/vda, 256 MiB; the array uses the first ARRAY_MIB of each), with md
-# RAID1. Under verified IO, server2's machine
-# dies: the array degrades and the IO goes on, verified, while server2
-# boots again (what its disk completed before the kill is still there).
+# client mirrors two RNBD devices, one from each server, with md RAID1.
+# Each server's disk is its /dev/vda (256 MiB; the array uses the first
+# ARRAY_MIB of each) behind a volatile write cache that the machine's death
+# loses (lib.sh's loop_vda: /dev/loop0, buffered). Through the array the
+# client first writes the durability sets (lib.sh's dur_write: A then
+# fsync(), B with O_DSYNC, C with neither). Under verified IO, server2's
+# machine dies: the array degrades and the IO goes on, verified, while
+# server2 boots again. Its leg, read on its own before anything is
+# resynced, holds A and B: what the array acknowledged as flushed was on
+# both servers' disks.
 # The client fills the degraded array with a pattern, its session to
 # server2 comes back once server2 serves, and its device, wiped, is added
 # to the array again and resynced (no bitmap: all of it). Then the first
@@ -30,23 +35,30 @@
 
 IO_SECONDS=${IO_SECONDS:-60}
 ARRAY_MIB=${ARRAY_MIB:-16}
+# The verified IO runs over the first io_mib MiB, and the durability sets
+# take the 3 MiB after it.
 io_mib=64
-[ "$ARRAY_MIB" = 0 ] || [ "$ARRAY_MIB" -ge $io_mib ] || io_mib=$ARRAY_MIB
+[ "$ARRAY_MIB" = 0 ] || [ "$ARRAY_MIB" -ge $((io_mib + 4)) ] || io_mib=$((ARRAY_MIB - 4))
+sets_mib=$io_mib
 ctl=/sys/class/rnbd-client/ctl
 ccls=/sys/class/rtrs-client
-ktap_plan 14
+ktap_plan 16
 
 cleanup() {
+	dmsetup remove r1leg 2>/dev/null
 	mdadm --stop /dev/md0 >/dev/null 2>&1
 	rnbd_cleanup
-	on_guest -t 30 server2 'unload_rnbd_rtrs; true' >/dev/null 2>&1
+	on_server 'loop_vda_off; true'
+	on_guest -t 30 server2 'unload_rnbd_rtrs; loop_vda_off; true' >/dev/null 2>&1
 	true
 }
 trap cleanup EXIT
 
-# serve <server>: rxe on its links, our stack exporting its /dev/vda.
+# serve <server> [wipe]: rxe on its links, our stack exporting its
+# /dev/vda behind its volatile cache (loop_vda, /dev/loop0); with wipe,
+# vda's first MiBs zeroed first.
 serve() {
-	on_guest "$1" "rxe_up_local && _stack_load server rnbd"
+	on_guest "$1" "rxe_up_local && loop_vda 512 $2 && _stack_load server rnbd"
 }
 # map <server> <device index>: its vda over both of its links, as
 # /dev/rnbd<i>, in session r1-<server>. The server answers on both links
@@ -58,7 +70,7 @@ map() {
 		wait_for 30 ping -c 1 -W 1 "$(link_ip "$s" client $k)" >/dev/null || return 1
 		line="$line path=ip:$(link_ip client "$s" $k)@ip:$(link_ip "$s" client $k)"
 	done
-	echo "$line device_path=/dev/vda" >$ctl/map_device && wait_for 60 test -b "/dev/rnbd$2"
+	echo "$line device_path=/dev/loop0" >$ctl/map_device && wait_for 60 test -b "/dev/rnbd$2"
 }
 # The array's state in /proc/mdstat: [UU] both legs, [U_] or [_U] one.
 md_legs() { sed -n 's/.*\[\([U_]*\)\].*/\1/p' /proc/mdstat | tail -1; }
@@ -93,12 +105,29 @@ pattern() {
 	return $rc
 }
 
-rxe_up_local && serve server && serve server2 || bail "the servers did not come up"
-clt_stack_load rnbd && modprobe raid1 || bail "cannot load our client or raid1"
+# leg_sets: the durability sets as server2's leg alone holds them (its
+# array data seen through dm-linear from md's data offset on, once md let
+# go of the failed leg): "A B C", "-" for a set that is not as written.
+leg_sets() {
+	local off
+	mdadm /dev/md0 --remove failed >/dev/null 2>&1
+	off=$(mdadm --examine /dev/rnbd1 2>/dev/null | sed -n 's/^ *Data Offset : \([0-9]*\) sectors.*/\1/p')
+	[ -n "$off" ] || return 1
+	echo "0 $(blockdev --getsz /dev/md0) linear /dev/rnbd1 $off" | dmsetup create --noudevsync r1leg &&
+		dmsetup mknodes r1leg && dur_read /dev/mapper/r1leg $sets_mib
+	dmsetup remove r1leg
+}
+
+rxe_up_local && serve server wipe && serve server2 wipe || bail "the servers did not come up"
+clt_stack_load rnbd && modprobe raid1 && modprobe dm-mod || bail "cannot load our client, raid1 or dm"
 check "each server's disk mapped over its two links" eval 'map server 0 && map server2 1'
 check "md RAID1 over the two" eval '
 	mdadm --create /dev/md0 --run --level=1 --raid-devices=2 --assume-clean --metadata=1.2 \
 		$([ "$ARRAY_MIB" = 0 ] || echo "--size=${ARRAY_MIB}M") /dev/rnbd0 /dev/rnbd1 >/dev/null 2>&1 && wait_for 30 test -b /dev/md0 && [ "$(md_legs)" = UU ]'
+
+w=$(dur_write /dev/md0 $sets_mib)
+diag "the durability sets through the array: $w"
+check "the array takes the sets: A and its fsync(), B with O_DSYNC, C" eval '[ "$w" = "A=0 B=0 C=0" ]'
 
 rm -f /tmp/r1-fio.rc
 (
@@ -134,6 +163,10 @@ else
 	check "the client's session to server2 reconnects through sysfs" wait_for 180 reconnected
 fi
 diag "the session was back $((SECONDS - t0)) s after server2 served"
+r=$(leg_sets)
+diag "server2's leg after its machine died, before any resync: ${r:-not read}"
+check "server2's leg, before any resync, holds A (flushed) and B (O_DSYNC), every block" \
+	eval '[[ "$r" = "A B "? ]]'
 check "server2's device goes back into the array" eval '
 	mdadm /dev/md0 --remove failed >/dev/null 2>&1; mdadm --zero-superblock /dev/rnbd1 &&
 	mdadm /dev/md0 --add /dev/rnbd1 >/dev/null'
