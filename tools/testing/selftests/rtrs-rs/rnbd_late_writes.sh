@@ -143,7 +143,8 @@ LOGEOF
 	check "$name: with the link back, path 1 reconnects; unmap, unload" eval '
 		wait_for 120 eval "reconnect_path $ccls/$sess/paths/$p1 && both_connected" &&
 		rnbd_unmap_all && wait_for 30 eval "! test -e $ccls/$sess" &&
-		echo Y >/sys/module/rtrs_client/parameters/proto_ext && unload_rnbd_rtrs -w 30 &&
+		{ [ "$ver" != 2.0 ] || echo Y >/sys/module/rtrs_client/parameters/proto_ext; } &&
+		unload_rnbd_rtrs -w 30 &&
 		on_server "unload_rnbd_rtrs -w 30"'
 done
 check "no kernel warning on either side" eval '! dmesg_bad && ! on_server dmesg_bad'
