@@ -22,8 +22,9 @@
 # client to RTRS 2.0 (proto_ext=N), where no fence is sent, as against a
 # C peer, and such a case, like C's, is a control: what it shows is
 # recorded (stale blocks in it are what the test can tell), not asserted.
-# make check: ours in both directions, and ours at 2.0; soak/: C too, with
-# the delay long enough for C's client to fail the path over.
+# make check: ours, and ours at 2.0, both directions delayed; soak/: the
+# client's direction alone too, and C's stack, with the delay long enough
+# for C's client to fail the path over.
 . "$(dirname "$0")/lib.sh"
 
 sess=late
@@ -31,7 +32,7 @@ ccls=/sys/class/rtrs-client
 p0=ip:$CLIENT_IP0@ip:$SERVER_IP0
 p1=ip:$CLIENT_IP1@ip:$SERVER_IP1
 STAMPIO=/opt/rtrs-rs/bin/stampio
-CASES=${CASES:-rnbd:rnbd:both rnbd:rnbd:client rnbd:rnbd:both:2.0}
+CASES=${CASES:-rnbd:rnbd:both rnbd:rnbd:both:2.0}
 # The delay, and when it begins after the writers started.
 DELAY_S=${DELAY_S:-8}
 START_S=3
