@@ -95,18 +95,24 @@ crash_server() {
 	wait_for 300 server_pings && wait_for 120 on_server -t 10 true && on_server rxe_up_local
 }
 
+# control <what> <output>: the two cases of a control on the server
+# alone, from what it printed ("writes: ..." and "after: ..."): every
+# write returned, and after <what> the disk kept A and B and lost C.
+control() {
+	local out=$2
+	diag "server alone, 4096-byte blocks, $1: ${out//$'\n'/; }"
+	check "server alone: every write returns" eval '[[ "$out" = *"writes: A=0 B=0 C=0"* ]]'
+	check "server alone: after $1 A and B are there, C is lost" eval '[[ "$out" = *"after: A B -"* ]]'
+}
+
 rxe_up || bail "rxe did not come up"
 
 # The control, on the server alone: the disk keeps what a flush and FUA
 # covered and loses the rest.
 on_server "unload_rnbd_rtrs; rmmod null_blk 2>/dev/null; true"
-out=$(on_server "$fns
+control "a power cut" "$(on_server "$fns
 	nullb_make 4096 && echo \"writes: \$(dur_write $dev)\" &&
-	nullb_power_cycle && echo \"after: \$(dur_read $dev)\"")
-diag "server alone, 4096-byte blocks: ${out//$'\n'/; }"
-check "server alone: every write returns" eval '[[ "$out" = *"writes: A=0 B=0 C=0"* ]]'
-check "server alone: after a power cut A and B are there, C is lost" \
-	eval '[[ "$out" = *"after: A B -"* ]]'
+	nullb_power_cycle && echo \"after: \$(dur_read $dev)\"")"
 
 for c in $CASES; do
 	IFS=: read -r cst sst bs <<<"$c"
@@ -143,15 +149,10 @@ done
 
 # --- The server's machine dies.
 on_server "unload_rnbd_rtrs; rmmod null_blk 2>/dev/null; true"
-out=$(on_server "$fns
-	loop_vda 4096 wipe && echo \"writes: \$(dur_write $loop)\"")
+out=$(on_server "loop_vda 4096 wipe && echo \"writes: \$(dur_write $loop)\"")
 crash_server || bail "the server did not come back after its QEMU was killed"
-out="$out $(on_server "$fns
-	loop_vda 4096 && echo \"after: \$(dur_read $loop)\"")"
-diag "server alone, its machine killed, 4096-byte blocks: $out"
-check "server alone: every write returns" eval '[[ "$out" = *"writes: A=0 B=0 C=0"* ]]'
-check "server alone: after its machine died A and B are there, C is lost" \
-	eval '[[ "$out" = *"after: A B -"* ]]'
+control "its machine died" "$out
+$(on_server "loop_vda 4096 && echo \"after: \$(dur_read $loop)\"")"
 
 for c in $CRASH_CASES; do
 	IFS=: read -r cst sst bs <<<"$c"
