@@ -125,7 +125,7 @@ during_io() {
 # Stop the test here: the remaining cases cannot run.
 bail() {
 	echo "Bail out! $*"
-	[ -s "$MISMATCH_LOG" ] && sed 's/^/# data mismatch in this run: /' "$MISMATCH_LOG"
+	_mismatches_seen
 	exit $KSFT_FAIL
 }
 
@@ -138,6 +138,10 @@ MISMATCH_LOG=/tmp/rtrs-rs-mismatches
 data_mismatch() {
 	echo "$(hostname): $*" >>"$MISMATCH_LOG"
 	echo "# DATA MISMATCH: $*"
+}
+# _mismatches_seen: whether this run logged any mismatch, each printed.
+_mismatches_seen() {
+	[ -s "$MISMATCH_LOG" ] && sed 's/^/# data mismatch in this run: /' "$MISMATCH_LOG"
 }
 MISMATCH_MARK=RTRS-RS-MISMATCH
 _mismatch_count() { cat "$MISMATCH_LOG" 2>/dev/null | wc -l; }
@@ -167,10 +171,7 @@ fio_status() {
 # Exit with the kselftest status of the cases reported so far. A data
 # mismatch anywhere in the run fails the test, whatever its case made of it.
 ktap_finish() {
-	if [ -s "$MISMATCH_LOG" ]; then
-		sed 's/^/# data mismatch in this run: /' "$MISMATCH_LOG"
-		exit $KSFT_FAIL
-	fi
+	_mismatches_seen && exit $KSFT_FAIL
 	if [ "$ktap_n" != "$ktap_planned" ]; then
 		diag "planned $ktap_planned test cases, ran $ktap_n"
 		exit $KSFT_FAIL

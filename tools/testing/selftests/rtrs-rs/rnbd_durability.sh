@@ -105,6 +105,35 @@ control() {
 	check "server alone: after $1 A and B are there, C is lost" eval '[[ "$out" = *"after: A B -"* ]]'
 }
 
+# writes_are <name> <dur_write's output>, for the case in $c: every write
+# of the sets succeeded, one case; C's stack on 4096-byte blocks fails its
+# fsync() and O_DSYNC writes, which is shown (its client's log since the
+# case's mark) and is no case.
+writes_are() {
+	local w=$2
+	diag "$1: writes: $w"
+	if [ "$c" = c:c:4096 ]; then
+		diag "$1: C's client logs:"
+		kmsg_since "dur-$c" | grep -v 'rtrs-rs: mark' | sed 's/^/#   /' | head -8
+	else
+		check "$1: the fsync() and every O_DSYNC write succeed" eval '[ "$w" = "A=0 B=0 C=0" ]'
+	fi
+}
+# sets_after <name> <what> <dur_read's output, empty if not mapped>, for
+# the case in $c: after <what>, A (flushed) and B (O_DSYNC) are there,
+# every block; for C's stack on 4096-byte blocks, which flushed nothing,
+# only that it mapped again.
+sets_after() {
+	local r=$3
+	diag "$1: after $2: ${r:-not mapped}"
+	if [ "$c" = c:c:4096 ]; then
+		check "$1: mapped again after $2" eval '[ -n "$r" ]'
+	else
+		check "$1: after $2 A (flushed) and B (O_DSYNC) are there, every block" \
+			eval '[[ "$r" = "A B "? ]]'
+	fi
+}
+
 rxe_up || bail "rxe did not come up"
 
 # The control, on the server alone: the disk keeps what a flush and FUA
@@ -122,26 +151,12 @@ for c in $CASES; do
 	check "$name: $dev mapped, write back with FUA as the server's disk" \
 		eval 'load_map $cst $sst && queue_as $bs 1'
 	kmsg_mark "dur-$c"
-	w=$(dur_write /dev/rnbd0)
-	diag "$name: writes: $w"
-	if [ "$c" = c:c:4096 ]; then
-		diag "$name: C's client logs:"
-		kmsg_since "dur-$c" | grep -v 'rtrs-rs: mark' | sed 's/^/#   /' | head -8
-	else
-		check "$name: the fsync() and every O_DSYNC write succeed" eval '[ "$w" = "A=0 B=0 C=0" ]'
-	fi
+	writes_are "$name" "$(dur_write /dev/rnbd0)"
 	check "$name: unmapped" rnbd_unmap_all
 	unload_rnbd_rtrs -w 30
 	on_server "unload_rnbd_rtrs -w 30 && $fns
 		nullb_power_cycle" || bail "$name: $dev did not come back after the power cut"
-	r=$(load_map "$cst" "$sst" && dur_read /dev/rnbd0)
-	diag "$name: after the power cut: ${r:-not mapped}"
-	if [ "$c" = c:c:4096 ]; then
-		check "$name: mapped again after the power cut" eval '[ -n "$r" ]'
-	else
-		check "$name: after the power cut A (flushed) and B (O_DSYNC) are there, every block" \
-			eval '[[ "$r" = "A B "? ]]'
-	fi
+	sets_after "$name" "the power cut" "$(load_map "$cst" "$sst" && dur_read /dev/rnbd0)"
 	check "$name: unmapped again" rnbd_unmap_all
 	rnbd_cleanup
 	on_server "rmdir $nb; rmmod null_blk 2>/dev/null; true"
@@ -157,30 +172,16 @@ $(on_server "loop_vda 4096 && echo \"after: \$(dur_read $loop)\"")"
 for c in $CRASH_CASES; do
 	IFS=: read -r cst sst bs <<<"$c"
 	name="machine killed: client $cst, server $sst, $bs-byte blocks"
-	on_server "$fns
-		loop_vda $bs wipe" || bail "$name: cannot make $loop"
+	on_server "loop_vda $bs wipe" || bail "$name: cannot make $loop"
 	check "$name: $loop mapped, write back without FUA as the server's disk" \
 		eval 'load_map $cst $sst $loop && queue_as $bs 0'
-	w=$(dur_write /dev/rnbd0)
-	diag "$name: writes: $w"
-	if [ "$c" = c:c:4096 ]; then
-		diag "$name: C's fsync() fails on 4096-byte blocks, as above"
-	else
-		check "$name: the fsync() and every O_DSYNC write succeed" eval '[ "$w" = "A=0 B=0 C=0" ]'
-	fi
+	kmsg_mark "dur-$c"
+	writes_are "$name" "$(dur_write /dev/rnbd0)"
 	check "$name: the server's machine dies and boots again" crash_server
 	echo force >/sys/block/rnbd0/rnbd/unmap_device
 	unload_rnbd_rtrs -w 30
-	on_server "$fns
-		loop_vda $bs" || bail "$name: $loop did not come back"
-	r=$(load_map "$cst" "$sst" $loop && dur_read /dev/rnbd0)
-	diag "$name: after the machine died: ${r:-not mapped}"
-	if [ "$c" = c:c:4096 ]; then
-		check "$name: mapped again" eval '[ -n "$r" ]'
-	else
-		check "$name: after the machine died A (flushed) and B (O_DSYNC) are there, every block" \
-			eval '[[ "$r" = "A B "? ]]'
-	fi
+	on_server "loop_vda $bs" || bail "$name: $loop did not come back"
+	sets_after "$name" "the machine died" "$(load_map "$cst" "$sst" $loop && dur_read /dev/rnbd0)"
 	check "$name: unmapped again" rnbd_unmap_all
 	rnbd_cleanup
 	on_server "loop_vda_off; true"

@@ -57,8 +57,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-state_is() { [ "$(cat "$ccls/$sess/paths/$1/state" 2>/dev/null)" = "$2" ]; }
-both_connected() { state_is "$p0" connected && state_is "$p1" connected; }
 writes_of() { set -- $(cat "$ccls/$sess/paths/$1/stats/rdma"); echo "$3"; }
 # delay_on <both|client>, delay_off: netem on link 1, with a queue that
 # holds every delayed packet (netem's default of 1000 would drop some).
@@ -100,7 +98,7 @@ for c in $CASES; do
 		{ [ "$ver" != 2.0 ] || echo N >/sys/module/rtrs_client/parameters/proto_ext; } &&
 		echo "sessname=$sess path=ip:$SERVER_IP0 path=ip:$SERVER_IP1 device_path=/dev/nullb0" \
 			>/sys/class/rnbd-client/ctl/map_device &&
-		wait_for 60 test -b /dev/rnbd0 && wait_for 30 both_connected &&
+		wait_for 60 test -b /dev/rnbd0 && wait_for 30 paths_connected $sess 2 &&
 		echo round-robin >$ccls/$sess/mpath_policy'
 	run=$((RANDOM * 32768 + RANDOM + 1))
 	fo=$(failed_over $sess) w1=$(writes_of "$p1")
@@ -142,7 +140,7 @@ LOGEOF
 	fi
 	delay_off
 	check "$name: with the link back, path 1 reconnects; unmap, unload" eval '
-		wait_for 120 eval "reconnect_path $ccls/$sess/paths/$p1 && both_connected" &&
+		wait_for 120 eval "reconnect_path $ccls/$sess/paths/$p1 && paths_connected $sess 2" &&
 		rnbd_unmap_all && wait_for 30 eval "! test -e $ccls/$sess" &&
 		{ [ "$ver" != 2.0 ] || echo Y >/sys/module/rtrs_client/parameters/proto_ext; } &&
 		unload_rnbd_rtrs -w 30 &&

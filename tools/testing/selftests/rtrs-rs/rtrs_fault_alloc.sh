@@ -48,11 +48,28 @@ clean_up() {
 	wait_for 60 eval "! test -e $ccls/$sess && ! test -b /dev/rnbd0" &&
 		on_server "wait_for 60 eval '! ls /sys/class/rtrs-server/* >/dev/null 2>&1'"
 }
+# round_io <MiB>: a map, <MiB> of verified IO and an unmap; prints how it
+# ended: "ok" (mapped, every block verified, unmapped), "map: <error>"
+# (the write to map_device failed; the error as write(2) reports it), "no
+# device", "io: error" (fio failed without a mismatch), "io: mismatch", or
+# "unmap: <error>".
+round_io() {
+	local err rc
+	err=$( (echo "$map_line" >$ctl/map_device) 2>&1) || { echo "map: ${err##*: }"; return; }
+	wait_for 60 test -b /dev/rnbd0 || { echo "no device"; return; }
+	FIO_TIMEOUT=120 fio_verify /dev/rnbd0 --rw=randrw --bs=4k --iodepth=16 --size=${1}M >/dev/null
+	rc=$?
+	[ $rc = 2 ] && { echo "io: mismatch"; return; }
+	[ $rc = 0 ] || { echo "io: error"; return; }
+	err=$( (echo normal >/sys/block/rnbd0/rnbd/unmap_device) 2>&1) || { echo "unmap: ${err##*: }"; return; }
+	echo ok
+}
 # works: with no fault on, a map, verified IO and an unmap succeed.
 works() {
-	echo "$map_line" >$ctl/map_device && wait_for 60 test -b /dev/rnbd0 &&
-		fio_verify /dev/rnbd0 --rw=randrw --bs=4k --iodepth=16 --size=$((2 * IO_MIB))M &&
-		echo normal >/sys/block/rnbd0/rnbd/unmap_device && clean_up
+	local out
+	out=$(round_io $((2 * IO_MIB)) 2>&1 | tail -1)
+	[ "$out" = ok ] || { diag "with no fault: $out"; return 1; }
+	clean_up
 }
 
 rxe_up && on_server srv_stack_load rnbd && clt_stack_load rnbd || bail "cannot load our stacks"
@@ -113,22 +130,6 @@ check "a map with verified IO works after the fail-nth maps" works
 
 # --- failslab and fail_page_alloc, aimed at one module's text (lib.sh's
 # fault_on).
-# round_io: one round's map, verified IO and unmap; prints how it ended:
-# "ok" (mapped, every block verified, unmapped), "map: <error>" (the
-# write to map_device failed; the error as write(2) reports it), "no
-# device", "io: error" (fio failed without a mismatch), "io: mismatch",
-# or "unmap: <error>".
-round_io() {
-	local err rc
-	err=$( (echo "$map_line" >$ctl/map_device) 2>&1) || { echo "map: ${err##*: }"; return; }
-	wait_for 60 test -b /dev/rnbd0 || { echo "no device"; return; }
-	FIO_TIMEOUT=120 fio_verify /dev/rnbd0 --rw=randrw --bs=4k --iodepth=16 --size=${IO_MIB}M >/dev/null
-	rc=$?
-	[ $rc = 2 ] && { echo "io: mismatch"; return; }
-	[ $rc = 0 ] || { echo "io: error"; return; }
-	err=$( (echo normal >/sys/block/rnbd0/rnbd/unmap_device) 2>&1) || { echo "unmap: ${err##*: }"; return; }
-	echo ok
-}
 # round_ok <side> <outcome>: what a round may end as. A failed allocation
 # refuses the map with ENOMEM where the step it broke can say so; on the
 # server, one in the session's setup (rnbd-server's connect event, which
@@ -151,7 +152,7 @@ rounds() {
 	where=$([ "$side" = server ] && echo on_server || echo eval)
 	for ((k = 1; k <= ROUNDS; k++)); do
 		$where "fault_on $kind $mod $((k * 3 - 2))" || { diag "$mod: cannot aim $kind"; return 1; }
-		out=$(round_io 2>&1 | tail -1)
+		out=$(round_io $IO_MIB 2>&1 | tail -1)
 		$where "fault_fired $kind" && fired=$((fired + 1))
 		$where faults_off
 		diag "$kind in $mod, interval $((k * 3 - 2)): $out"
